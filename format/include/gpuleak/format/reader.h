@@ -1,0 +1,106 @@
+// Reading a trace: never trusts a length, an index or a count from the file. A damaged block ends the
+// readable prefix; everything before it is still reported (with a warning from the caller).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuleak/format/records.h"
+
+namespace gpuleak::format {
+
+struct BlockRef {
+    uint64_t offset; // of the payload in the file
+    uint32_t stored_size;
+    uint32_t raw_size;
+    uint32_t flags;
+    uint32_t thread_index;
+    uint64_t sequence;
+    uint64_t first_ts;
+    uint64_t last_ts;
+};
+
+// One decoded record. Only the fields its tag defines are meaningful.
+struct Record {
+    Tag tag{};
+    uint64_t ts = 0; // absolute (ns since trace start) for timed records
+    Api api = Api::Unknown;
+    MemKind kind = MemKind::Device;
+    Space space = Space::Device;
+    int64_t device = -1;
+    uint64_t address = 0;
+    uint64_t size = 0;
+    uint64_t offset = 0;
+    uint64_t handle = 0;
+    uint64_t stack = 0;
+    uint64_t py_stack = 0;
+    int64_t result = 0;
+    uint64_t free_bytes = 0; // 0 = unknown, else value + 1
+    uint64_t total_bytes = 0;
+    uint64_t count = 0;        // TraceEnd: dropped events; Capped: bytes written
+    uint64_t id = 0;           // StackNode / PyStackNode
+    uint64_t parent = 0;       // StackNode / PyStackNode
+    uint64_t ip = 0;           // StackNode; PyStackNode: code id
+    int64_t line_or_offset = 0; // PyStackNode: byte offset; PyCode: first line
+    bool is_entry = false;
+    std::string text;          // Module path, Thread name, Marker name, PyCode filename, Process exe
+    std::string text2;         // PyCode qualname
+    std::vector<uint8_t> blob; // Module build-id, PyCode line table
+    std::vector<std::string> strings;              // Process: argv
+    std::vector<std::string> strings2;             // Process: environment
+    std::vector<std::pair<uint64_t, uint64_t>> segments; // Module: (vaddr, memsz)
+    uint64_t pid = 0, ppid = 0, start_unix_ns = 0; // Process
+};
+
+// Decodes the records of one block payload in order.
+class RecordCursor {
+public:
+    RecordCursor(const uint8_t* begin, const uint8_t* end, uint64_t first_ts)
+        : pos_(begin), end_(end), ts_(first_ts) {}
+    // False at the end of the payload or on a malformed record (then error() is set).
+    bool next(Record& out);
+    const std::string& error() const { return error_; }
+
+private:
+    bool varint(uint64_t& v);
+    bool string(std::string& s, size_t max = 1 << 20);
+    const uint8_t* pos_;
+    const uint8_t* end_;
+    uint64_t ts_;
+    std::string error_;
+};
+
+class TraceFile {
+public:
+    TraceFile() = default;
+    TraceFile(const TraceFile&) = delete;
+    TraceFile& operator=(const TraceFile&) = delete;
+    ~TraceFile();
+
+    // Opens and checks the header. On failure returns false and error() says what is wrong.
+    bool open(const std::string& path);
+    // Reads every block header, verifying checksums, up to the first damaged block.
+    void index_blocks();
+    const std::vector<BlockRef>& blocks() const { return blocks_; }
+    // Set when the file ends with damaged or incomplete data: what was wrong and at which offset.
+    const std::string& damage() const { return damage_; }
+    const std::string& error() const { return error_; }
+    uint64_t file_size() const { return file_size_; }
+
+    // Loads (and decompresses) a block's payload.
+    bool load(const BlockRef& block, std::vector<uint8_t>& payload);
+
+private:
+    std::FILE* file_ = nullptr;
+    uint64_t file_size_ = 0;
+    uint32_t header_size_ = 0;
+    std::vector<BlockRef> blocks_;
+    std::vector<uint8_t> scratch_;
+    std::string damage_;
+    std::string error_;
+};
+
+} // namespace gpuleak::format

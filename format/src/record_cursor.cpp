@@ -1,0 +1,146 @@
+#include "gpuleak/format/encoder.h"
+#include "gpuleak/format/reader.h"
+
+namespace gpuleak::format {
+namespace {
+// Counts in a record are bounded so a corrupt varint cannot make the reader allocate without limit.
+constexpr uint64_t kMaxListEntries = 1 << 16;
+} // namespace
+
+bool RecordCursor::varint(uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (pos_ >= end_) {
+            error_ = "record truncated";
+            return false;
+        }
+        uint8_t b = *pos_++;
+        v |= static_cast<uint64_t>(b & 0x7F) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    error_ = "varint too long";
+    return false;
+}
+
+bool RecordCursor::string(std::string& s, size_t max) {
+    uint64_t n;
+    if (!varint(n)) return false;
+    if (n > max || n > static_cast<uint64_t>(end_ - pos_)) {
+        error_ = "string length out of range";
+        return false;
+    }
+    s.assign(reinterpret_cast<const char*>(pos_), n);
+    pos_ += n;
+    return true;
+}
+
+bool RecordCursor::next(Record& r) {
+    if (pos_ >= end_) return false;
+    uint8_t tag = *pos_++;
+    r.tag = static_cast<Tag>(tag);
+    uint64_t v = 0;
+    auto dt = [&]() {
+        if (!varint(v)) return false;
+        ts_ += v;
+        r.ts = ts_;
+        return true;
+    };
+    auto u = [&](uint64_t& out) { return varint(out); };
+    auto s = [&](int64_t& out) {
+        if (!varint(v)) return false;
+        out = unzigzag(v);
+        return true;
+    };
+    auto api = [&]() {
+        if (!varint(v)) return false;
+        r.api = v < static_cast<uint64_t>(Api::Count) ? static_cast<Api>(v) : Api::Unknown;
+        return true;
+    };
+    auto kind = [&]() {
+        if (!varint(v)) return false;
+        if (v > static_cast<uint64_t>(MemKind::PinnedHost)) {
+            error_ = "bad memory kind";
+            return false;
+        }
+        r.kind = static_cast<MemKind>(v);
+        return true;
+    };
+    switch (r.tag) {
+    case Tag::Process: {
+        uint64_t n;
+        if (!u(r.pid) || !u(r.ppid) || !u(r.start_unix_ns) || !string(r.text) || !u(n)) return false;
+        if (n > kMaxListEntries) return error_ = "too many arguments", false;
+        r.strings.resize(n);
+        for (auto& a : r.strings)
+            if (!string(a)) return false;
+        if (!u(n)) return false;
+        if (n > kMaxListEntries) return error_ = "too many environment entries", false;
+        r.strings2.resize(n);
+        for (auto& e : r.strings2)
+            if (!string(e)) return false;
+        std::string version;
+        return string(version);
+    }
+    case Tag::Module: {
+        uint64_t n;
+        std::string build_id;
+        if (!dt() || !u(r.address) || !string(r.text) || !string(build_id, 256) || !u(n)) return false;
+        r.blob.assign(build_id.begin(), build_id.end());
+        if (n > 64) return error_ = "too many segments", false;
+        r.segments.resize(n);
+        for (auto& [vaddr, memsz] : r.segments)
+            if (!u(vaddr) || !u(memsz)) return false;
+        return true;
+    }
+    case Tag::Thread:
+        return u(r.pid) && string(r.text, 4096);
+    case Tag::StackNode:
+        return u(r.id) && u(r.parent) && u(r.ip);
+    case Tag::Alloc:
+        return dt() && api() && kind() && s(r.device) && u(r.address) && u(r.size) && u(r.stack) &&
+               u(r.py_stack);
+    case Tag::Free: {
+        if (!dt() || !api() || !u(v)) return false;
+        if (v > static_cast<uint64_t>(Space::VmmHandle)) return error_ = "bad address space", false;
+        r.space = static_cast<Space>(v);
+        return u(r.address) && s(r.result);
+    }
+    case Tag::AllocFailed:
+        return dt() && api() && kind() && s(r.device) && u(r.size) && s(r.result) && u(r.stack) &&
+               u(r.py_stack) && u(r.free_bytes) && u(r.total_bytes);
+    case Tag::VmmRetain:
+        return dt() && u(r.handle) && u(r.address);
+    case Tag::VmmRelease:
+        return dt() && u(r.handle);
+    case Tag::VmmMap:
+        return dt() && u(r.address) && u(r.size) && u(r.offset) && u(r.handle);
+    case Tag::VmmUnmap:
+        return dt() && u(r.address) && u(r.size);
+    case Tag::Marker:
+        return dt() && string(r.text, 4096);
+    case Tag::TraceEnd:
+        return dt() && u(r.count);
+    case Tag::Capped:
+        return dt() && u(r.count);
+    case Tag::PyCode: {
+        std::string table;
+        if (!u(r.ip) || !string(r.text, 4096) || !string(r.text2, 4096) || !s(r.line_or_offset) ||
+            !string(table))
+            return false;
+        r.blob.assign(table.begin(), table.end());
+        return true;
+    }
+    case Tag::PyStackNode: {
+        uint64_t entry;
+        if (!u(r.id) || !u(r.parent) || !u(r.ip) || !s(r.line_or_offset) || !u(entry)) return false;
+        r.is_entry = entry != 0;
+        return true;
+    }
+    case Tag::PyInfo:
+        return u(r.count) && u(r.handle);
+    }
+    error_ = "unknown record tag " + std::to_string(tag);
+    return false;
+}
+
+} // namespace gpuleak::format

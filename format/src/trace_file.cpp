@@ -1,0 +1,107 @@
+#include <zstd.h>
+
+#include <cstring>
+
+#include "gpuleak/format/encoder.h"
+#include "gpuleak/format/reader.h"
+
+namespace gpuleak::format {
+
+TraceFile::~TraceFile() {
+    if (file_) std::fclose(file_);
+}
+
+bool TraceFile::open(const std::string& path) {
+    file_ = std::fopen(path.c_str(), "rb");
+    if (!file_) {
+        error_ = std::string("cannot open: ") + std::strerror(errno);
+        return false;
+    }
+    if (std::fseek(file_, 0, SEEK_END) == 0) file_size_ = static_cast<uint64_t>(std::ftell(file_));
+    std::rewind(file_);
+    FileHeader h{};
+    if (std::fread(&h, sizeof h, 1, file_) != 1) {
+        error_ = "not a gpuleak trace (file shorter than the 16-byte header)";
+        return false;
+    }
+    if (std::memcmp(h.magic, kFileMagic, sizeof kFileMagic) != 0) {
+        error_ = "not a gpuleak trace (bad magic)";
+        return false;
+    }
+    if (h.version != kFormatVersion) {
+        error_ = "unsupported trace format version " + std::to_string(h.version) + " (this gpuleak-report reads " +
+                 std::to_string(kFormatVersion) + ")";
+        return false;
+    }
+    if (h.header_size < sizeof h || h.header_size > 4096 || h.header_size > file_size_) {
+        error_ = "corrupt file header (header size " + std::to_string(h.header_size) + ")";
+        return false;
+    }
+    header_size_ = h.header_size;
+    return true;
+}
+
+void TraceFile::index_blocks() {
+    blocks_.clear();
+    uint64_t offset = header_size_;
+    std::vector<uint8_t> payload;
+    while (offset < file_size_) {
+        BlockHeader h{};
+        if (file_size_ - offset < sizeof h || std::fseek(file_, static_cast<long>(offset), SEEK_SET) != 0 ||
+            std::fread(&h, sizeof h, 1, file_) != 1) {
+            damage_ = "incomplete block header at offset " + std::to_string(offset);
+            return;
+        }
+        if (h.magic != kBlockMagic) {
+            damage_ = "bad block magic at offset " + std::to_string(offset);
+            return;
+        }
+        if (h.stored_size > kMaxBlockPayload || h.raw_size > kMaxBlockPayload ||
+            (!(h.flags & kBlockZstd) && h.stored_size != h.raw_size) || (h.flags & ~kBlockZstd) ||
+            h.last_ts < h.first_ts) {
+            damage_ = "corrupt block header at offset " + std::to_string(offset);
+            return;
+        }
+        uint64_t payload_offset = offset + sizeof h;
+        if (file_size_ - payload_offset < h.stored_size) {
+            damage_ = "block at offset " + std::to_string(offset) + " is cut short (" +
+                      std::to_string(file_size_ - payload_offset) + " of " + std::to_string(h.stored_size) +
+                      " bytes)";
+            return;
+        }
+        payload.resize(h.stored_size);
+        if (h.stored_size && std::fread(payload.data(), h.stored_size, 1, file_) != 1) {
+            damage_ = "read error at offset " + std::to_string(payload_offset);
+            return;
+        }
+        uint32_t crc = crc32(0, &h.flags, sizeof h - offsetof(BlockHeader, flags));
+        crc = crc32(crc, payload.data(), payload.size());
+        if (crc != h.checksum) {
+            damage_ = "checksum mismatch in block at offset " + std::to_string(offset);
+            return;
+        }
+        blocks_.push_back({payload_offset, h.stored_size, h.raw_size, h.flags, h.thread_index, h.sequence,
+                           h.first_ts, h.last_ts});
+        offset = payload_offset + h.stored_size;
+    }
+}
+
+bool TraceFile::load(const BlockRef& b, std::vector<uint8_t>& payload) {
+    std::vector<uint8_t>& stored = (b.flags & kBlockZstd) ? scratch_ : payload;
+    stored.resize(b.stored_size);
+    if (std::fseek(file_, static_cast<long>(b.offset), SEEK_SET) != 0 ||
+        (b.stored_size && std::fread(stored.data(), b.stored_size, 1, file_) != 1)) {
+        error_ = "read error at offset " + std::to_string(b.offset);
+        return false;
+    }
+    if (!(b.flags & kBlockZstd)) return true;
+    payload.resize(b.raw_size);
+    size_t n = ZSTD_decompress(payload.data(), payload.size(), stored.data(), stored.size());
+    if (ZSTD_isError(n) || n != b.raw_size) {
+        error_ = "cannot decompress block at offset " + std::to_string(b.offset);
+        return false;
+    }
+    return true;
+}
+
+} // namespace gpuleak::format

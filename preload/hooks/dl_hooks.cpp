@@ -1,0 +1,62 @@
+// The C halves of the dlsym and dlopen entry points in dl_trampolines.S.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "hooks/driver_impls.h"
+#include "hooks/real_symbols.h"
+#include "hooks/runtime_hooks.h"
+#include "session/config.h"
+#include "support/log.h"
+
+namespace {
+using DlopenFn = void* (*)(const char*, int);
+}
+
+extern "C" {
+
+__attribute__((visibility("hidden"))) std::atomic<DlopenFn> gpuleak_real_dlopen{nullptr};
+
+// dlsym(handle, name) for a real handle. The caller is still the application's (we were jumped to).
+__attribute__((visibility("hidden"), noinline)) void* gpuleak_dlsym_handle(void* handle, const char* name) {
+    void* caller = __builtin_return_address(0);
+    auto dl = gpuleak::hooks::real_dlsym();
+    if (!dl) return nullptr;
+    void* real = dl(handle, name);
+    if (!real || !name || name[0] != 'c' || name[1] != 'u') return real;
+    // Only driver functions, and never for libcuda's own lookups (WSL2's libcuda dlsyms itself:
+    // HAMi-core PR #326).
+    if (!gpuleak::hooks::in_libcuda(real) || gpuleak::hooks::in_libcuda(caller)) return real;
+    return gpuleak::hooks::route_driver_symbol(name, real);
+}
+
+// 1 if dlsym(RTLD_DEFAULT, name) would find only our export: the application must see NULL then,
+// exactly as without the preload (pitfall 13).
+__attribute__((visibility("hidden"))) int gpuleak_dlsym_default_hidden(const char* name) {
+    if (!name || name[0] != 'c' || name[1] != 'u') return 0;
+    return gpuleak::hooks::driver_export_without_definition(name) ||
+           gpuleak::hooks::runtime_export_without_definition(name);
+}
+
+__attribute__((visibility("hidden"))) int gpuleak_dlopen_flags(int flags) {
+    if (!gpuleak_real_dlopen.load(std::memory_order_acquire)) {
+        DlopenFn fn = nullptr;
+        for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
+            fn = reinterpret_cast<DlopenFn>(dlvsym(RTLD_NEXT, "dlopen", version));
+            if (fn) break;
+        }
+        gpuleak_real_dlopen.store(fn, std::memory_order_release);
+    }
+    // RTLD_DEEPBIND makes a library bind to its own dependencies first, bypassing every hook
+    // (as heaptrack does, we clear it; GPULEAK_KEEP_DEEPBIND=1 keeps it).
+    if ((flags & RTLD_DEEPBIND) && !std::getenv("GPULEAK_KEEP_DEEPBIND")) {
+        static std::atomic<bool> noted{false};
+        if (!noted.exchange(true))
+            gpuleak::log::info("cleared RTLD_DEEPBIND on dlopen so CUDA calls from that library stay visible");
+        flags &= ~RTLD_DEEPBIND;
+    }
+    return flags;
+}
+
+} // extern "C"

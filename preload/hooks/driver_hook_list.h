@@ -1,0 +1,95 @@
+// The one list of driver entry points libgpuleak intercepts. Everything else is generated from it:
+// the exported symbols, the per-pointer wrappers handed out by the resolvers, the routing table and
+// the ABI checks against cudaTypedefs.h.
+//
+// X(symbol, PFN type from cudaTypedefs.h, query name, first cudaVersion, last cudaVersion + 1,
+//   parameter list, argument list)
+//
+// The version range is what cuGetProcAddress must be asked for to get exactly this ABI variant;
+// it is used only when the driver's pointer carries no symbol name (dladdr) to identify it.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+// cuda.h maps cuGetProcAddress to the 5-argument _v2; the 4-argument original is still exported by
+// every driver and is what CUDA 11.3-11.8 binaries call.
+#undef cuGetProcAddress
+
+#define GPULEAK_NO_MAX 1000000
+
+// Declared by cuda.h only under CUDA_API_PER_THREAD_DEFAULT_STREAM; exported by every libcuda.
+extern "C" {
+CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream);
+CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
+                                              CUstream hStream);
+CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags);
+}
+
+#define GPULEAK_DRIVER_HOOKS(X)                                                                    \
+    X(cuMemAlloc_v2, PFN_cuMemAlloc_v3020, "cuMemAlloc", 3020, GPULEAK_NO_MAX,                      \
+      (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize))                                     \
+    X(cuMemAllocPitch_v2, PFN_cuMemAllocPitch_v3020, "cuMemAllocPitch", 3020, GPULEAK_NO_MAX,       \
+      (CUdeviceptr * dptr, size_t * pitch, size_t width, size_t height, unsigned int elem),        \
+      (dptr, pitch, width, height, elem))                                                          \
+    X(cuMemAllocManaged, PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged", 6000, GPULEAK_NO_MAX,    \
+      (CUdeviceptr * dptr, size_t bytesize, unsigned int flags), (dptr, bytesize, flags))          \
+    X(cuMemFree_v2, PFN_cuMemFree_v3020, "cuMemFree", 3020, GPULEAK_NO_MAX, (CUdeviceptr dptr),     \
+      (dptr))                                                                                      \
+    X(cuMemAllocAsync, PFN_cuMemAllocAsync_v11020, "cuMemAllocAsync", 11020, GPULEAK_NO_MAX,        \
+      (CUdeviceptr * dptr, size_t bytesize, CUstream stream), (dptr, bytesize, stream))            \
+    X(cuMemAllocAsync_ptsz, PFN_cuMemAllocAsync_v11020_ptsz, "cuMemAllocAsync", 11020,              \
+      GPULEAK_NO_MAX, (CUdeviceptr * dptr, size_t bytesize, CUstream stream),                      \
+      (dptr, bytesize, stream))                                                                    \
+    X(cuMemAllocFromPoolAsync, PFN_cuMemAllocFromPoolAsync_v11020, "cuMemAllocFromPoolAsync",       \
+      11020, GPULEAK_NO_MAX,                                                                       \
+      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                   \
+      (dptr, bytesize, pool, stream))                                                              \
+    X(cuMemAllocFromPoolAsync_ptsz, PFN_cuMemAllocFromPoolAsync_v11020_ptsz,                        \
+      "cuMemAllocFromPoolAsync", 11020, GPULEAK_NO_MAX,                                            \
+      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                   \
+      (dptr, bytesize, pool, stream))                                                              \
+    X(cuMemFreeAsync, PFN_cuMemFreeAsync_v11020, "cuMemFreeAsync", 11020, GPULEAK_NO_MAX,           \
+      (CUdeviceptr dptr, CUstream stream), (dptr, stream))                                         \
+    X(cuMemFreeAsync_ptsz, PFN_cuMemFreeAsync_v11020_ptsz, "cuMemFreeAsync", 11020,                 \
+      GPULEAK_NO_MAX, (CUdeviceptr dptr, CUstream stream), (dptr, stream))                         \
+    X(cuMemCreate, PFN_cuMemCreate_v10020, "cuMemCreate", 10020, GPULEAK_NO_MAX,                    \
+      (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp* prop,        \
+       unsigned long long flags),                                                                  \
+      (handle, size, prop, flags))                                                                 \
+    X(cuMemRelease, PFN_cuMemRelease_v10020, "cuMemRelease", 10020, GPULEAK_NO_MAX,                 \
+      (CUmemGenericAllocationHandle handle), (handle))                                             \
+    X(cuMemRetainAllocationHandle, PFN_cuMemRetainAllocationHandle_v11000,                          \
+      "cuMemRetainAllocationHandle", 11000, GPULEAK_NO_MAX,                                        \
+      (CUmemGenericAllocationHandle * handle, void* addr), (handle, addr))                         \
+    X(cuMemMap, PFN_cuMemMap_v10020, "cuMemMap", 10020, GPULEAK_NO_MAX,                             \
+      (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,           \
+       unsigned long long flags),                                                                  \
+      (ptr, size, offset, handle, flags))                                                          \
+    X(cuMemUnmap, PFN_cuMemUnmap_v10020, "cuMemUnmap", 10020, GPULEAK_NO_MAX,                       \
+      (CUdeviceptr ptr, size_t size), (ptr, size))                                                 \
+    X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020, "cuMemHostAlloc", 2020, GPULEAK_NO_MAX,             \
+      (void** pp, size_t bytesize, unsigned int flags), (pp, bytesize, flags))                     \
+    X(cuMemAllocHost_v2, PFN_cuMemAllocHost_v3020, "cuMemAllocHost", 3020, GPULEAK_NO_MAX,          \
+      (void** pp, size_t bytesize), (pp, bytesize))                                                \
+    X(cuMemFreeHost, PFN_cuMemFreeHost_v2000, "cuMemFreeHost", 2000, GPULEAK_NO_MAX, (void* p),     \
+      (p))                                                                                         \
+    X(cuGetProcAddress, PFN_cuGetProcAddress_v11030, "cuGetProcAddress", 11030, 12000,              \
+      (const char* symbol, void** pfn, int version, cuuint64_t flags),                             \
+      (symbol, pfn, version, flags))                                                               \
+    X(cuGetProcAddress_v2, PFN_cuGetProcAddress_v12000, "cuGetProcAddress", 12000, GPULEAK_NO_MAX,  \
+      (const char* symbol, void** pfn, int version, cuuint64_t flags,                              \
+       CUdriverProcAddressQueryResult* status),                                                    \
+      (symbol, pfn, version, flags, status))
+
+namespace gpuleak::hooks {
+
+enum class DriverHook : int {
+#define GPULEAK_HOOK_ENUM(sym, pfn, qn, minv, maxv, params, args) sym,
+    GPULEAK_DRIVER_HOOKS(GPULEAK_HOOK_ENUM)
+#undef GPULEAK_HOOK_ENUM
+        Count
+};
+
+} // namespace gpuleak::hooks

@@ -1,0 +1,55 @@
+#include "hooks/libcuda_queries.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+
+#include "hooks/real_symbols.h"
+
+namespace gpuleak::hooks {
+namespace {
+
+using CtxGetDevice = CUresult (*)(CUdevice*);
+using MemGetInfo = CUresult (*)(size_t*, size_t*);
+using StreamIsCapturing = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+
+template <typename Fn>
+Fn lookup(std::atomic<void*>& cache, const char* name) {
+    void* p = cache.load(std::memory_order_acquire);
+    if (!p) {
+        p = next_definition(name, "libcuda.so");
+        if (p) cache.store(p, std::memory_order_release);
+    }
+    return reinterpret_cast<Fn>(p);
+}
+
+std::atomic<void*> g_ctx_get_device{nullptr};
+std::atomic<void*> g_mem_get_info{nullptr};
+std::atomic<void*> g_stream_is_capturing{nullptr};
+
+} // namespace
+
+int current_device() {
+    auto fn = lookup<CtxGetDevice>(g_ctx_get_device, "cuCtxGetDevice");
+    CUdevice device = -1;
+    if (!fn || fn(&device) != CUDA_SUCCESS) return -1;
+    return device;
+}
+
+MemInfo query_mem_info(CUstream stream) {
+    // The legacy and per-thread default streams cannot be capturing; asking about them while another
+    // stream captures is itself an error, so only ask about real streams.
+    bool special = stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD;
+    if (!special) {
+        auto capturing = lookup<StreamIsCapturing>(g_stream_is_capturing, "cuStreamIsCapturing");
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        if (!capturing || capturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE)
+            return {};
+    }
+    auto info = lookup<MemGetInfo>(g_mem_get_info, "cuMemGetInfo_v2");
+    size_t free = 0, total = 0;
+    if (!info || info(&free, &total) != CUDA_SUCCESS) return {};
+    return {free, total};
+}
+
+} // namespace gpuleak::hooks

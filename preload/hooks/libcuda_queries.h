@@ -1,0 +1,21 @@
+// Read-only driver queries the hooks make for their records, through real libcuda pointers.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda.h>
+
+namespace gpuleak::hooks {
+
+// The calling thread's current device, or -1 without a context.
+int current_device();
+
+struct MemInfo {
+    uint64_t free = 0; // 0 = unknown
+    uint64_t total = 0;
+};
+// cuMemGetInfo after a failed allocation, skipped when `stream` is being captured into a graph
+// (a query there could invalidate the user's capture).
+MemInfo query_mem_info(CUstream stream);
+
+} // namespace gpuleak::hooks

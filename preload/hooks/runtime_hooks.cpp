@@ -1,0 +1,158 @@
+// Runtime API exports. They record nothing themselves: the allocation is recorded once, at the
+// driver call it makes; these only tag that record with the runtime API's name. They are reached only
+// through a dynamic libcudart (a static one binds internally), which is why the driver hooks are
+// the ones that count.
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "hooks/driver_impls.h"
+#include "hooks/real_symbols.h"
+#include "hooks/reentry.h"
+#include "hooks/runtime_hooks.h"
+
+#define GPULEAK_EXPORT extern "C" __attribute__((visibility("default")))
+#define GPULEAK_UNPAREN_RT(...) __VA_ARGS__
+
+namespace gpuleak::hooks {
+
+__thread bool t_in_hook __attribute__((tls_model("initial-exec"))) = false;
+__thread format::Api t_runtime_api __attribute__((tls_model("initial-exec"))) = format::Api::Unknown;
+
+namespace {
+
+class ApiTag {
+public:
+    explicit ApiTag(format::Api api) : previous_(t_runtime_api) { t_runtime_api = api; }
+    ~ApiTag() { t_runtime_api = previous_; }
+    ApiTag(const ApiTag&) = delete;
+    ApiTag& operator=(const ApiTag&) = delete;
+
+private:
+    format::Api previous_;
+};
+
+void* runtime_real(std::atomic<void*>& cache, const char* symbol) {
+    void* p = cache.load(std::memory_order_acquire);
+    if (p) return p;
+    p = next_definition(symbol, "libcudart");
+    if (p && in_self(p)) p = nullptr;
+    if (p) cache.store(p, std::memory_order_release);
+    return p;
+}
+
+} // namespace
+
+// X(symbol, tag, parameter list, argument list)
+#define GPULEAK_RUNTIME_HOOKS(X)                                                                   \
+    X(cudaMalloc, cudaMalloc, (void** ptr, size_t size), (ptr, size))                              \
+    X(cudaFree, cudaFree, (void* ptr), (ptr))                                                      \
+    X(cudaMallocAsync, cudaMallocAsync, (void** ptr, size_t size, cudaStream_t stream),            \
+      (ptr, size, stream))                                                                         \
+    X(cudaMallocAsync_ptsz, cudaMallocAsync, (void** ptr, size_t size, cudaStream_t stream),       \
+      (ptr, size, stream))                                                                         \
+    X(cudaFreeAsync, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))               \
+    X(cudaFreeAsync_ptsz, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))          \
+    X(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync,                                            \
+      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream)) \
+    X(cudaMallocFromPoolAsync_ptsz, cudaMallocFromPoolAsync,                                       \
+      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream)) \
+    X(cudaMallocHost, cudaMallocHost, (void** ptr, size_t size), (ptr, size))                      \
+    X(cudaHostAlloc, cudaHostAlloc, (void** ptr, size_t size, unsigned int flags), (ptr, size, flags)) \
+    X(cudaFreeHost, cudaFreeHost, (void* ptr), (ptr))                                              \
+    X(cudaMallocManaged, cudaMallocManaged, (void** ptr, size_t size, unsigned int flags),         \
+      (ptr, size, flags))                                                                          \
+    X(cudaMallocPitch, cudaMallocPitch, (void** ptr, size_t* pitch, size_t width, size_t height),  \
+      (ptr, pitch, width, height))
+
+namespace {
+#define GPULEAK_RT_CACHE(sym, tag, params, args) std::atomic<void*> g_real_##sym{nullptr};
+GPULEAK_RUNTIME_HOOKS(GPULEAK_RT_CACHE)
+#undef GPULEAK_RT_CACHE
+std::atomic<void*> g_real_entry[4];
+constexpr const char* kEntryNames[4] = {"cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint_ptsz",
+                                        "cudaGetDriverEntryPointByVersion",
+                                        "cudaGetDriverEntryPointByVersion_ptsz"};
+} // namespace
+
+bool runtime_export_without_definition(const char* symbol) {
+#define GPULEAK_RT_CHECK(sym, tag, params, args)                                                   \
+    if (!std::strcmp(symbol, #sym)) return !runtime_real(g_real_##sym, #sym);
+    GPULEAK_RUNTIME_HOOKS(GPULEAK_RT_CHECK)
+#undef GPULEAK_RT_CHECK
+    for (int i = 0; i < 4; ++i)
+        if (!std::strcmp(symbol, kEntryNames[i])) return !runtime_real(g_real_entry[i], kEntryNames[i]);
+    return false;
+}
+
+namespace {
+
+// The runtime's entry-point queries use its (already wrapped) resolver, so their results are
+// normally ours already; this catches a runtime that kept an unwrapped resolver.
+cudaError_t route_entry_point(cudaError_t r, const char* symbol, void** fn, int version, unsigned long long flags,
+                              cudaDriverEntryPointQueryResult* status) {
+    if (r == cudaSuccess && fn && *fn && symbol && (!status || *status == cudaDriverEntryPointSuccess) &&
+        in_libcuda(*fn))
+        *fn = route_driver_pointer(symbol, version, flags, *fn);
+    return r;
+}
+
+using EntryFn = cudaError_t (*)(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*);
+using EntryByVersionFn = cudaError_t (*)(const char*, void**, unsigned int, unsigned long long,
+                                         cudaDriverEntryPointQueryResult*);
+
+cudaError_t entry_point(int which, const char* symbol, void** fn, unsigned long long flags,
+                        cudaDriverEntryPointQueryResult* status) {
+    auto real = reinterpret_cast<EntryFn>(runtime_real(g_real_entry[which], kEntryNames[which]));
+    if (!real) return cudaErrorInitializationError;
+    // The runtime asks its driver for its own version; we need it only to name pointers dladdr cannot.
+    static std::atomic<void*> runtime_version{nullptr};
+    int version = 0;
+    if (auto get = reinterpret_cast<cudaError_t (*)(int*)>(runtime_real(runtime_version, "cudaRuntimeGetVersion")))
+        get(&version);
+    return route_entry_point(real(symbol, fn, flags, status), symbol, fn, version, flags, status);
+}
+
+cudaError_t entry_point_by_version(int which, const char* symbol, void** fn, unsigned int version,
+                                   unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
+    auto real = reinterpret_cast<EntryByVersionFn>(runtime_real(g_real_entry[which], kEntryNames[which]));
+    if (!real) return cudaErrorInitializationError;
+    return route_entry_point(real(symbol, fn, version, flags, status), symbol, fn, static_cast<int>(version),
+                             flags, status);
+}
+
+} // namespace
+} // namespace gpuleak::hooks
+
+#define GPULEAK_RT_EXPORT(sym, tag, params, args)                                                  \
+    GPULEAK_EXPORT cudaError_t CUDARTAPI sym params {                                              \
+        using Fn = cudaError_t (*)params;                                                          \
+        auto real = reinterpret_cast<Fn>(gpuleak::hooks::runtime_real(gpuleak::hooks::g_real_##sym, #sym)); \
+        if (!real) return cudaErrorInitializationError;                                            \
+        gpuleak::hooks::ApiTag scope(gpuleak::format::Api::tag);                                   \
+        return real args;                                                                          \
+    }
+GPULEAK_RUNTIME_HOOKS(GPULEAK_RT_EXPORT)
+#undef GPULEAK_RT_EXPORT
+
+GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char* symbol, void** fn, unsigned long long flags,
+                                                             cudaDriverEntryPointQueryResult* status) {
+    return gpuleak::hooks::entry_point(0, symbol, fn, flags, status);
+}
+GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char* symbol, void** fn,
+                                                                  unsigned long long flags,
+                                                                  cudaDriverEntryPointQueryResult* status) {
+    return gpuleak::hooks::entry_point(1, symbol, fn, flags, status);
+}
+GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void** fn,
+                                                                      unsigned int version, unsigned long long flags,
+                                                                      cudaDriverEntryPointQueryResult* status) {
+    return gpuleak::hooks::entry_point_by_version(2, symbol, fn, version, flags, status);
+}
+GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** fn,
+                                                                           unsigned int version,
+                                                                           unsigned long long flags,
+                                                                           cudaDriverEntryPointQueryResult* status) {
+    return gpuleak::hooks::entry_point_by_version(3, symbol, fn, version, flags, status);
+}

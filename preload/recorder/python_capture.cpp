@@ -1,0 +1,97 @@
+#include "recorder/python_capture.h"
+
+#include <atomic>
+
+#include "gpuleak/format/encoder.h"
+#include "recorder/global_stream.h"
+#include "recorder/thread_writer.h"
+#include "session/config.h"
+#include "support/log.h"
+#include "support/pages.h"
+
+#ifdef GPULEAK_WITH_PYTHON
+#include "python_stack.h"
+#endif
+
+namespace gpuleak::python_capture {
+
+#ifdef GPULEAK_WITH_PYTHON
+namespace {
+
+constexpr size_t kMaxPyFrames = 512;
+constexpr size_t kMaxRecord = 1 + 6 * format::kMaxVarintBytes;
+std::atomic<bool> g_info_written{false};
+
+void write_code(void* ctx, const python::CodeInfo& code) {
+    auto* ts = static_cast<ThreadState*>(ctx);
+    size_t table = code.linetable.size();
+    size_t need = kMaxRecord + code.filename.size() + code.qualname.size() + table;
+    if (need > kChunkPayload / 2) table = 0; // a giant line table costs us lines, not the trace
+    need = kMaxRecord + code.filename.size() + code.qualname.size() + table;
+    if (!recorder::reserve(ts, need)) return;
+    format::Encoder e = recorder::encoder(ts);
+    e.tag(format::Tag::PyCode);
+    e.varint(code.code_id);
+    e.string(code.filename);
+    e.string(code.qualname);
+    e.svarint(code.firstlineno);
+    e.bytes(code.linetable.data(), table);
+    recorder::commit(ts, e);
+}
+
+void write_info() {
+    const python::Info* info = python::info();
+    if (!info || g_info_written.exchange(true)) return;
+    global_stream::write(kMaxRecord, [&](format::Encoder& e) {
+        e.tag(format::Tag::PyInfo);
+        e.varint(info->version_hex);
+        e.varint(info->layout_source && info->layout_source[0] == 'd' ? 1 : 0);
+    });
+}
+
+} // namespace
+
+uint64_t capture(ThreadState* ts) {
+    if (!config().python) return 0;
+    if (!ts->py_frames) {
+        ts->py_frames = map_pages(kMaxPyFrames * sizeof(python::PyFrame));
+        if (!ts->py_frames) return 0;
+    }
+    auto* frames = static_cast<python::PyFrame*>(ts->py_frames);
+    size_t n = python::capture(frames, kMaxPyFrames, &write_code, ts);
+    if (!n) return 0;
+    write_info();
+    uint64_t node = 0;
+    for (size_t i = n; i-- > 0;) {
+        const python::PyFrame& f = frames[i];
+        uint64_t key = (f.code_id << 33) | (static_cast<uint64_t>(static_cast<uint32_t>(f.byte_offset)) << 1) |
+                       (f.is_entry ? 1 : 0);
+        bool created = false;
+        uint64_t child = ts->python.intern(node, key, created);
+        if (!child) return node;
+        if (created) {
+            if (!recorder::reserve(ts, kMaxRecord)) return 0;
+            format::Encoder e = recorder::encoder(ts);
+            e.tag(format::Tag::PyStackNode);
+            e.varint(child);
+            e.varint(node);
+            e.varint(f.code_id);
+            e.svarint(f.byte_offset);
+            e.varint(f.is_entry ? 1 : 0);
+            recorder::commit(ts, e);
+        }
+        node = child;
+    }
+    return node;
+}
+
+void modules_changed() { python::notify_modules_changed(); }
+
+#else
+
+uint64_t capture(ThreadState*) { return 0; }
+void modules_changed() {}
+
+#endif
+
+} // namespace gpuleak::python_capture

@@ -1,0 +1,366 @@
+#include "recorder/recorder.h"
+
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <new>
+
+#include "gpuleak/format/encoder.h"
+#include "recorder/global_stream.h"
+#include "recorder/process_info.h"
+#include "recorder/python_capture.h"
+#include "recorder/thread_state.h"
+#include "recorder/thread_writer.h"
+#include "recorder/unwinder.h"
+#include "session/config.h"
+#include "session/session.h"
+#include "session/trace_writer.h"
+#include "support/pages.h"
+
+namespace gpuleak::recorder {
+namespace {
+
+using format::Encoder;
+using format::Tag;
+
+// Worst case of any fixed-size record: tag + 12 varints.
+constexpr size_t kMaxFixedRecord = 1 + 12 * format::kMaxVarintBytes;
+
+std::mutex g_registry_mutex;
+ThreadState* g_threads = nullptr; // every thread state, alive or exited (append-only)
+std::atomic<uint32_t> g_next_thread_index{1};
+pthread_key_t g_exit_key;
+std::once_flag g_key_once;
+
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_state = nullptr;
+
+uint64_t mono_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void seal_locked(ThreadState* ts, bool write_immediately) {
+    Chunk* c = ts->chunk;
+    if (!c || c->used == 0) return;
+    c->thread_index = ts->thread_index;
+    c->sequence = ts->sequence++;
+    ts->chunk = writer::acquire_chunk();
+    if (write_immediately) writer::write_now(c);
+    else writer::submit(c);
+}
+
+void on_thread_exit(void* p) {
+    auto* ts = static_cast<ThreadState*>(p);
+    ts->lock.lock();
+    seal_locked(ts, session::direct_mode());
+    ts->alive = false; // the registry keeps it: the next new thread reuses it, trie included
+    ts->announced = false;
+    ts->lock.unlock();
+}
+
+ThreadState* create_state() {
+    unsigned depth = config().stack_depth;
+    size_t bytes = sizeof(ThreadState) + 3 * depth * sizeof(uint64_t);
+    void* mem = map_pages(bytes);
+    if (!mem) return nullptr;
+    auto* ts = new (mem) ThreadState();
+    auto* arrays = reinterpret_cast<uint64_t*>(static_cast<char*>(mem) + sizeof(ThreadState));
+    ts->prev_frames = arrays;
+    ts->prev_nodes = arrays + depth;
+    ts->scratch = arrays + 2 * depth;
+    ts->capacity = depth;
+    ts->thread_index = g_next_thread_index.fetch_add(1);
+    return ts;
+}
+
+ThreadState* self() {
+    ThreadState* ts = t_state;
+    if (ts) return ts;
+    std::call_once(g_key_once, [] { pthread_key_create(&g_exit_key, on_thread_exit); });
+    {
+        std::lock_guard lock(g_registry_mutex);
+        // Reuse the state (and stack trie) of a thread that has exited.
+        for (ThreadState* t = g_threads; t; t = t->next_registered)
+            if (!t->alive && t->capacity >= config().stack_depth) {
+                ts = t;
+                break;
+            }
+        if (ts) ts->alive = true;
+    }
+    if (!ts) {
+        ts = create_state();
+        if (!ts) return nullptr;
+        std::lock_guard lock(g_registry_mutex);
+        ts->next_registered = g_threads;
+        g_threads = ts;
+    }
+    ts->tid = static_cast<int>(syscall(SYS_gettid));
+    t_state = ts;
+    pthread_setspecific(g_exit_key, ts);
+    return ts;
+}
+
+// Delta from the previous timed record of the chunk; keeps a thread's timestamps monotonic.
+uint64_t time_delta(ThreadState* ts, uint64_t t) {
+    if (t < ts->last_ts) t = ts->last_ts;
+    ts->last_ts = t;
+    Chunk* c = ts->chunk;
+    if (!c->has_ts) {
+        c->has_ts = true;
+        c->first_ts = c->last_ts = t;
+        return 0;
+    }
+    uint64_t dt = t - c->last_ts;
+    c->last_ts = t;
+    return dt;
+}
+
+void announce(ThreadState* ts) {
+    if (ts->announced) return;
+    char name[17] = {};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    if (!reserve(ts, kMaxFixedRecord + sizeof name)) return;
+    Encoder e = encoder(ts);
+    e.tag(Tag::Thread);
+    e.varint(static_cast<uint64_t>(ts->tid));
+    e.string(name);
+    commit(ts, e);
+    ts->announced = true;
+}
+
+// Interns frames[0..n) (innermost first) into the thread's trie, writing new nodes.
+uint64_t intern_native(ThreadState* ts, const uint64_t* frames, unsigned n) {
+    unsigned common = 0;
+    while (common < n && common < ts->prev_depth && ts->prev_frames[common] == frames[n - 1 - common])
+        ++common;
+    uint64_t node = common ? ts->prev_nodes[common - 1] : 0;
+    for (unsigned i = common; i < n; ++i) {
+        uint64_t ip = frames[n - 1 - i];
+        bool created = false;
+        uint64_t child = ts->native.intern(node, ip, created);
+        if (!child) {
+            ts->prev_depth = 0;
+            return node;
+        }
+        if (created) {
+            if (!reserve(ts, kMaxFixedRecord)) return 0;
+            Encoder e = encoder(ts);
+            e.tag(Tag::StackNode);
+            e.varint(child);
+            e.varint(node);
+            e.varint(ip);
+            commit(ts, e);
+        }
+        node = child;
+        ts->prev_frames[i] = ip;
+        ts->prev_nodes[i] = node;
+    }
+    ts->prev_depth = n;
+    return node;
+}
+
+uint64_t capture_native(ThreadState* ts) {
+    int n = unwinder::backtrace(ts->scratch, static_cast<int>(ts->capacity));
+    if (n <= 0) return 0;
+    return intern_native(ts, ts->scratch, static_cast<unsigned>(n));
+}
+
+// Common prologue of every event: tracing on, thread state ready and locked.
+ThreadState* begin_event() {
+    if (!session::ensure_started() || writer::failed()) return nullptr;
+    ThreadState* ts = self();
+    if (!ts) return nullptr;
+    ts->lock.lock();
+    announce(ts);
+    return ts;
+}
+
+void end_event(ThreadState* ts) {
+    if (session::direct_mode()) seal_locked(ts, true);
+    ts->lock.unlock();
+}
+
+} // namespace
+
+uint64_t now() { return mono_ns() - session::start_mono_ns(); }
+
+uint64_t event_time() { return session::ensure_started() ? now() : 0; }
+
+// Makes room for `need` bytes in the thread's chunk; false if no chunk could be had.
+bool reserve(ThreadState* ts, size_t need) {
+    if (ts->chunk && kChunkPayload - ts->chunk->used >= need) return true;
+    if (ts->chunk) seal_locked(ts, session::direct_mode());
+    if (!ts->chunk) ts->chunk = writer::acquire_chunk();
+    return ts->chunk != nullptr;
+}
+
+format::Encoder encoder(ThreadState* ts) {
+    Chunk* c = ts->chunk;
+    return format::Encoder(c->payload + c->used, c->payload + kChunkPayload);
+}
+
+void commit(ThreadState* ts, const format::Encoder& e) {
+    ts->chunk->used = static_cast<uint32_t>(e.position() - ts->chunk->payload);
+}
+
+
+
+void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
+    uint64_t t = now();
+    ThreadState* ts = begin_event();
+    if (!ts) return;
+    uint64_t stack = capture_native(ts);
+    uint64_t py_stack = python_capture::capture(ts);
+    if (reserve(ts, kMaxFixedRecord)) {
+        Encoder e = encoder(ts);
+        e.tag(Tag::Alloc);
+        e.varint(time_delta(ts, t));
+        e.varint(static_cast<uint64_t>(api));
+        e.varint(static_cast<uint64_t>(kind));
+        e.svarint(device);
+        e.varint(address);
+        e.varint(size);
+        e.varint(stack);
+        e.varint(py_stack);
+        commit(ts, e);
+    }
+    end_event(ts);
+}
+
+void alloc_failed(Api api, MemKind kind, int device, uint64_t size, int result, uint64_t free_bytes,
+                  uint64_t total_bytes) {
+    uint64_t t = now();
+    ThreadState* ts = begin_event();
+    if (!ts) return;
+    uint64_t stack = capture_native(ts);
+    uint64_t py_stack = python_capture::capture(ts);
+    if (reserve(ts, kMaxFixedRecord)) {
+        Encoder e = encoder(ts);
+        e.tag(Tag::AllocFailed);
+        e.varint(time_delta(ts, t));
+        e.varint(static_cast<uint64_t>(api));
+        e.varint(static_cast<uint64_t>(kind));
+        e.svarint(device);
+        e.varint(size);
+        e.svarint(result);
+        e.varint(stack);
+        e.varint(py_stack);
+        e.varint(free_bytes ? free_bytes + 1 : 0);
+        e.varint(total_bytes ? total_bytes + 1 : 0);
+        commit(ts, e);
+    }
+    end_event(ts);
+}
+
+void free(uint64_t t, Api api, Space space, uint64_t address, int result) {
+    ThreadState* ts = begin_event();
+    if (!ts) return;
+    if (reserve(ts, kMaxFixedRecord)) {
+        Encoder e = encoder(ts);
+        e.tag(Tag::Free);
+        e.varint(time_delta(ts, t));
+        e.varint(static_cast<uint64_t>(api));
+        e.varint(static_cast<uint64_t>(space));
+        e.varint(address);
+        e.svarint(result);
+        commit(ts, e);
+    }
+    end_event(ts);
+}
+
+namespace {
+template <typename... Fields>
+void simple_event(Tag tag, uint64_t t, Fields... fields) {
+    ThreadState* ts = begin_event();
+    if (!ts) return;
+    if (reserve(ts, kMaxFixedRecord)) {
+        Encoder e = encoder(ts);
+        e.tag(tag);
+        e.varint(time_delta(ts, t));
+        (e.varint(fields), ...);
+        commit(ts, e);
+    }
+    end_event(ts);
+}
+} // namespace
+
+void vmm_retain(uint64_t handle, uint64_t address) { simple_event(Tag::VmmRetain, now(), handle, address); }
+void vmm_release(uint64_t t, uint64_t handle) { simple_event(Tag::VmmRelease, t, handle); }
+void vmm_map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
+    simple_event(Tag::VmmMap, now(), address, size, offset, handle);
+}
+void vmm_unmap(uint64_t t, uint64_t address, uint64_t size) { simple_event(Tag::VmmUnmap, t, address, size); }
+
+void marker(const char* name) {
+    uint64_t t = now();
+    ThreadState* ts = begin_event();
+    if (!ts) return;
+    size_t len = strnlen(name, 1024);
+    if (reserve(ts, kMaxFixedRecord + len)) {
+        Encoder e = encoder(ts);
+        e.tag(Tag::Marker);
+        e.varint(time_delta(ts, t));
+        e.bytes(name, len);
+        commit(ts, e);
+    }
+    end_event(ts);
+}
+
+void collect_idle_chunks() {
+    if (modules_changed()) {
+        scan_modules();
+        python_capture::modules_changed();
+    }
+    std::lock_guard lock(g_registry_mutex);
+    for (ThreadState* ts = g_threads; ts; ts = ts->next_registered) {
+        if (!ts->lock.try_lock()) continue;
+        seal_locked(ts, false);
+        ts->lock.unlock();
+    }
+}
+
+void flush_all_at_exit() {
+    {
+        std::lock_guard lock(g_registry_mutex);
+        for (ThreadState* ts = g_threads; ts; ts = ts->next_registered) {
+            // A thread stuck inside an event at exit keeps its chunk; everything else is written.
+            if (!ts->lock.try_lock()) continue;
+            seal_locked(ts, true);
+            ts->lock.unlock();
+        }
+    }
+    global_stream::write(kMaxFixedRecord, [](Encoder& e) {
+        e.tag(Tag::TraceEnd);
+        e.varint(0);
+        e.varint(0);
+    });
+}
+
+void reset_after_fork_child() {
+    new (&g_registry_mutex) std::mutex();
+    global_stream::reset_after_fork_child();
+    reset_modules_after_fork_child();
+    // Only the forking thread survives; the others' states are abandoned, not reused.
+    ThreadState* me = t_state;
+    g_threads = nullptr;
+    if (!me) return;
+    me->lock.reset();
+    if (me->chunk) me->chunk->used = 0, me->chunk->has_ts = false;
+    me->sequence = 0;
+    me->last_ts = 0;
+    me->announced = false;
+    me->native.clear();
+    me->python.clear();
+    me->prev_depth = 0;
+    me->next_registered = nullptr;
+    g_threads = me;
+}
+
+} // namespace gpuleak::recorder

@@ -1,0 +1,37 @@
+// Everything one application thread needs to record events without a global lock.
+#pragma once
+
+#include <cstdint>
+
+#include "recorder/stack_trie.h"
+#include "session/chunk.h"
+#include "support/spin_lock.h"
+
+namespace gpuleak {
+
+struct ThreadState {
+    SpinLock lock;          // owner per event; writer thread when sealing an idle chunk
+    Chunk* chunk = nullptr; // being filled
+    uint32_t thread_index = 0;
+    uint64_t sequence = 0;  // of the next sealed chunk
+    uint64_t last_ts = 0;
+    int tid = 0;
+    bool announced = false; // Thread record written in this process's trace
+    bool alive = true;
+
+    StackTrie native;
+    StackTrie python;
+
+    // The previous stack (outermost first) and its node ids: consecutive allocations usually share
+    // a long common prefix, so only the differing tail is looked up.
+    uint64_t* prev_frames = nullptr;
+    uint64_t* prev_nodes = nullptr;
+    unsigned prev_depth = 0;
+    uint64_t* scratch = nullptr; // unwind buffer
+    void* py_frames = nullptr;   // Python frame buffer, mapped on first use
+    unsigned capacity = 0;       // frames per buffer
+
+    ThreadState* next_registered = nullptr;
+};
+
+} // namespace gpuleak

@@ -1,0 +1,36 @@
+// The sink: owns the trace file, a pool of chunks and the background thread that turns full (or
+// idle) chunks into checksummed, optionally zstd-compressed blocks.
+#pragma once
+
+#include <cstdint>
+
+#include "session/chunk.h"
+
+namespace gpuleak::writer {
+
+// Creates the file (0600, O_EXCL|O_NOFOLLOW: never overwrites, never follows a planted link) and
+// writes the file header. False (after one warning) when the trace cannot be written.
+bool open_file(const char* path);
+
+Chunk* acquire_chunk();          // never blocks on I/O; nullptr if memory is exhausted
+void release_chunk(Chunk* c);    // back to the pool without writing
+void submit(Chunk* c);           // queue a sealed chunk for the writer thread
+void write_now(Chunk* c);        // write synchronously (at exit, after fork, in direct mode)
+
+// The writer thread wakes every flush interval, writes queued chunks, then asks `collect_idle` to
+// seal the chunks of threads that have buffered data.
+void start_thread(void (*collect_idle)());
+void wake();
+// Final flush at exit: stops the thread (without joining: it may be blocked in a write) and makes
+// every later write synchronous.
+void stop_thread();
+
+bool failed();                   // tracing stopped because the file could not be written
+uint64_t bytes_written();
+
+// fork support: the child must not inherit the parent's file or queue.
+void before_fork();
+void after_fork_parent();
+void after_fork_child();
+
+} // namespace gpuleak::writer
