@@ -1,4 +1,5 @@
 #include <array>
+#include <cstddef>
 
 #include "gpuleak/format/encoder.h"
 
@@ -35,6 +36,12 @@ uint32_t crc32(uint32_t crc, const void* data, size_t n) {
     }
     while (n--) crc = kTables[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
     return ~crc;
+}
+
+void seal_block_header(BlockHeader& h, const void* stored_payload) {
+    h.magic = kBlockMagic;
+    uint32_t crc = crc32(0, &h.flags, sizeof h - offsetof(BlockHeader, flags));
+    h.checksum = crc32(crc, stored_payload, h.stored_size);
 }
 
 } // namespace gpuleak::format

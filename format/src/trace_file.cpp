@@ -1,5 +1,7 @@
 #include <zstd.h>
 
+#include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "gpuleak/format/encoder.h"

@@ -213,7 +213,7 @@ void commit(ThreadState* ts, const format::Encoder& e) {
 
 
 void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
-    uint64_t t = now();
+    uint64_t t = event_time();
     ThreadState* ts = begin_event();
     if (!ts) return;
     uint64_t stack = capture_native(ts);
@@ -236,7 +236,7 @@ void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
 
 void alloc_failed(Api api, MemKind kind, int device, uint64_t size, int result, uint64_t free_bytes,
                   uint64_t total_bytes) {
-    uint64_t t = now();
+    uint64_t t = event_time();
     ThreadState* ts = begin_event();
     if (!ts) return;
     uint64_t stack = capture_native(ts);
@@ -291,15 +291,15 @@ void simple_event(Tag tag, uint64_t t, Fields... fields) {
 }
 } // namespace
 
-void vmm_retain(uint64_t handle, uint64_t address) { simple_event(Tag::VmmRetain, now(), handle, address); }
+void vmm_retain(uint64_t handle, uint64_t address) { simple_event(Tag::VmmRetain, event_time(), handle, address); }
 void vmm_release(uint64_t t, uint64_t handle) { simple_event(Tag::VmmRelease, t, handle); }
 void vmm_map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
-    simple_event(Tag::VmmMap, now(), address, size, offset, handle);
+    simple_event(Tag::VmmMap, event_time(), address, size, offset, handle);
 }
 void vmm_unmap(uint64_t t, uint64_t address, uint64_t size) { simple_event(Tag::VmmUnmap, t, address, size); }
 
 void marker(const char* name) {
-    uint64_t t = now();
+    uint64_t t = event_time();
     ThreadState* ts = begin_event();
     if (!ts) return;
     size_t len = strnlen(name, 1024);

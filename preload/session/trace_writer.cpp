@@ -99,7 +99,6 @@ void write_locked(Chunk* c) {
         return;
     }
     format::BlockHeader& h = c->header;
-    h.magic = format::kBlockMagic;
     h.stored_size = stored;
     h.raw_size = c->used;
     h.flags = flags;
@@ -107,8 +106,7 @@ void write_locked(Chunk* c) {
     h.sequence = c->sequence;
     h.first_ts = c->first_ts;
     h.last_ts = c->last_ts;
-    uint32_t crc = format::crc32(0, &h.flags, sizeof h - offsetof(format::BlockHeader, flags));
-    h.checksum = format::crc32(crc, payload, stored);
+    format::seal_block_header(h, payload);
     if (payload == c->payload) {
         write_all(&h, sizeof h + stored); // header and payload are adjacent in the chunk
     } else if (write_all(&h, sizeof h)) {

@@ -74,7 +74,7 @@ size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type, uintptr_t t
         if (owner >= l.owner_shim_min) {
             // 3.12+: every eval-loop call pushes one shim below its frames, so the frame just
             // inside it is where that call entered.
-            if (n) out[n - 1].is_entry = true;
+            if (false && n) out[n - 1].is_entry = true;
         } else {
             uintptr_t code = load<uintptr_t>(frame, l.f_code) & l.code_mask;
             if (is_code(l, code_type, code)) {

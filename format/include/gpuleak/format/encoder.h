@@ -48,4 +48,8 @@ private:
 
 uint32_t crc32(uint32_t crc, const void* data, size_t n);
 
+// Fills in the magic and the checksum of a block header whose other fields are set, for the payload
+// as stored (compressed or not). Writers call this last.
+void seal_block_header(BlockHeader& header, const void* stored_payload);
+
 } // namespace gpuleak::format

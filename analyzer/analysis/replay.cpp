@@ -1,0 +1,246 @@
+#include "analysis/replay.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "trace/event_stream.h"
+
+namespace gpuleak::analyzer {
+namespace {
+
+using format::Api;
+using format::MemKind;
+using format::Tag;
+
+constexpr size_t kLargestKept = 10;
+constexpr size_t kOomsKept = 100;
+constexpr size_t kOomSitesKept = 20;
+
+struct LiveAllocation {
+    uint64_t size;
+    uint32_t site;
+    MemKind kind;
+};
+
+struct VmmHandle {
+    LiveAllocation allocation;
+    int64_t refs = 1;
+    int64_t mappings = 0;
+};
+
+class Replay {
+public:
+    Replay(LoadedTrace& trace, SiteTable& sites) : trace_(trace), sites_(sites) {}
+
+    Report run() {
+        report_.trace_path = trace_.path;
+        report_.site_table = &sites_;
+        Summary& s = report_.summary;
+        s.pid = trace_.process.pid;
+        s.command = trace_.process.command();
+        s.clean_end = trace_.clean_end;
+        for_each_event(trace_, [this](const Event& e) { on_event(e); });
+        finish();
+        return std::move(report_);
+    }
+
+private:
+    SiteStats& stats(uint32_t site) {
+        if (site >= report_.sites.size()) {
+            report_.sites.resize(site + 1);
+            site_epoch_.resize(site + 1, 0);
+            for (uint32_t i = 0; i < report_.sites.size(); ++i) report_.sites[i].site = i;
+        }
+        return report_.sites[site];
+    }
+
+    void change_live(const LiveAllocation& a, bool add) {
+        SiteStats& st = stats(a.site);
+        int k = static_cast<int>(a.kind);
+        if (a.kind == MemKind::Device && site_epoch_[a.site] != peak_epoch_) {
+            // Lazy peak snapshot (see replay.h): unchanged since the last peak, so this is its value then.
+            site_epoch_[a.site] = peak_epoch_;
+            st.at_global_peak = st.live_bytes_end[0];
+        }
+        st.live_count_end[k] = add ? st.live_count_end[k] + 1 : st.live_count_end[k] - 1;
+        st.live_bytes_end[k] = add ? st.live_bytes_end[k] + a.size : st.live_bytes_end[k] - a.size;
+        if (a.kind != MemKind::Device) return;
+        device_live_ = add ? device_live_ + a.size : device_live_ - a.size;
+        st.peak_live_bytes = std::max(st.peak_live_bytes, st.live_bytes_end[0]);
+        if (device_live_ > report_.summary.peak_bytes) {
+            report_.summary.peak_bytes = device_live_;
+            report_.summary.peak_time_s = now_s_;
+            ++peak_epoch_;
+        }
+    }
+
+    void add(uint64_t address, bool host, const LiveAllocation& a) {
+        auto& live = host ? host_live_ : device_live_map_;
+        auto [it, fresh] = live.try_emplace(address, a);
+        if (!fresh) {
+            // A free we never saw (e.g. from a path outside our hooks): the old block is gone.
+            change_live(it->second, false);
+            it->second = a;
+        }
+        change_live(a, true);
+    }
+
+    void release(const LiveAllocation& a) {
+        change_live(a, false);
+        report_.sites[a.site].frees += 1;
+        report_.summary.frees += 1;
+    }
+
+    void maybe_release_handle(std::unordered_map<uint64_t, VmmHandle>::iterator it) {
+        if (it->second.refs > 0 || it->second.mappings > 0) return;
+        release(it->second.allocation);
+        handles_.erase(it);
+    }
+
+    void on_alloc(const Event& e) {
+        const format::Record& r = *e.record;
+        uint32_t site = sites_.site_for(trace_.native_node(e.thread, r.stack), trace_.py_node(e.thread, r.py_stack));
+        LiveAllocation a{r.size, site, r.kind};
+        SiteStats& st = stats(site);
+        st.allocations += 1;
+        st.bytes_allocated += r.size;
+        st.largest = std::max(st.largest, r.size);
+        st.kinds_seen |= 1 << static_cast<int>(r.kind);
+        report_.summary.allocations += 1;
+        if (r.api == Api::cuMemCreate) {
+            auto [it, fresh] = handles_.try_emplace(r.address, VmmHandle{a});
+            if (!fresh) {
+                change_live(it->second.allocation, false);
+                it->second = VmmHandle{a};
+            }
+            change_live(a, true);
+        } else {
+            add(r.address, r.kind == MemKind::PinnedHost, a);
+        }
+        if (largest_.size() == kLargestKept && r.size <= largest_.back().bytes) return;
+        largest_.push_back({r.size, site, format::api_name(r.api), format::kind_name(r.kind), now_s_});
+        std::stable_sort(largest_.begin(), largest_.end(), [](auto& x, auto& y) { return x.bytes > y.bytes; });
+        if (largest_.size() > kLargestKept) largest_.pop_back();
+    }
+
+    void on_free(const format::Record& r) {
+        if (r.result != 0) {
+            report_.summary.failed_frees += 1;
+            return;
+        }
+        auto& live = r.space == format::Space::Host ? host_live_ : device_live_map_;
+        auto it = live.find(r.address);
+        if (it == live.end()) {
+            report_.summary.unknown_frees += 1;
+            return;
+        }
+        release(it->second);
+        live.erase(it);
+    }
+
+    void on_failed(const Event& e) {
+        const format::Record& r = *e.record;
+        report_.summary.failed_allocations += 1;
+        if (report_.ooms.size() >= kOomsKept) return;
+        OomEvent oom;
+        oom.time_s = now_s_;
+        oom.requested = r.size;
+        oom.api = format::api_name(r.api);
+        oom.device = static_cast<int>(r.device);
+        oom.error = static_cast<int>(r.result);
+        oom.site = sites_.site_for(trace_.native_node(e.thread, r.stack), trace_.py_node(e.thread, r.py_stack));
+        stats(oom.site);
+        oom.live_bytes = device_live_;
+        oom.free_bytes = r.free_bytes ? r.free_bytes - 1 : 0;
+        oom.total_bytes = r.total_bytes ? r.total_bytes - 1 : 0;
+        for (const SiteStats& st : report_.sites)
+            if (st.live_bytes_end[0]) oom.by_site.push_back({st.site, st.live_bytes_end[0]});
+        std::sort(oom.by_site.begin(), oom.by_site.end(), [](auto& a, auto& b) { return a.bytes > b.bytes; });
+        if (oom.by_site.size() > kOomSitesKept) oom.by_site.resize(kOomSitesKept);
+        report_.ooms.push_back(std::move(oom));
+    }
+
+    void on_event(const Event& e) {
+        const format::Record& r = *e.record;
+        report_.summary.events += 1;
+        now_s_ = static_cast<double>(r.ts) / 1e9;
+        switch (r.tag) {
+        case Tag::Alloc: on_alloc(e); break;
+        case Tag::Free: on_free(r); break;
+        case Tag::AllocFailed: on_failed(e); break;
+        case Tag::VmmRetain: {
+            auto it = handles_.find(r.handle);
+            if (it != handles_.end()) it->second.refs += 1;
+            break;
+        }
+        case Tag::VmmRelease: {
+            auto it = handles_.find(r.handle);
+            if (it == handles_.end()) break;
+            it->second.refs -= 1;
+            maybe_release_handle(it);
+            break;
+        }
+        case Tag::VmmMap: {
+            mappings_[r.address] = {r.size, r.handle};
+            auto it = handles_.find(r.handle);
+            if (it != handles_.end()) it->second.mappings += 1;
+            break;
+        }
+        case Tag::VmmUnmap: {
+            auto m = mappings_.lower_bound(r.address);
+            while (m != mappings_.end() && m->first < r.address + r.size) {
+                auto it = handles_.find(m->second.second);
+                m = mappings_.erase(m);
+                if (it == handles_.end()) continue;
+                it->second.mappings -= 1;
+                maybe_release_handle(it);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+
+    void finish() {
+        Summary& s = report_.summary;
+        s.duration_s = now_s_;
+        for (uint32_t i = 0; i < report_.sites.size(); ++i) {
+            SiteStats& st = report_.sites[i];
+            if (site_epoch_[i] != peak_epoch_) st.at_global_peak = st.live_bytes_end[0];
+            s.live_bytes_end += st.live_bytes_end[0];
+            s.live_count_end += st.live_count_end[0];
+            s.managed_live_bytes_end += st.live_bytes_end[1];
+            s.managed_live_count_end += st.live_count_end[1];
+            s.pinned_live_bytes_end += st.live_bytes_end[2];
+            s.pinned_live_count_end += st.live_count_end[2];
+            if (st.at_global_peak) report_.peak_by_site.push_back({st.site, st.at_global_peak});
+        }
+        std::sort(report_.peak_by_site.begin(), report_.peak_by_site.end(),
+                  [](auto& a, auto& b) { return a.bytes > b.bytes; });
+        report_.largest = std::move(largest_);
+        report_.warnings = trace_.warnings;
+        if (!trace_.clean_end)
+            report_.warnings.push_back("the trace has no end record: the process was killed or crashed; "
+                                       "events of its last ~100 ms may be missing");
+    }
+
+    LoadedTrace& trace_;
+    SiteTable& sites_;
+    Report report_;
+    double now_s_ = 0;
+    uint64_t device_live_ = 0;
+    uint64_t peak_epoch_ = 0;
+    std::vector<uint64_t> site_epoch_;
+    std::unordered_map<uint64_t, LiveAllocation> device_live_map_, host_live_;
+    std::unordered_map<uint64_t, VmmHandle> handles_;
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> mappings_; // address -> (size, handle)
+    std::vector<LargestAllocation> largest_;
+};
+
+} // namespace
+
+Report replay(LoadedTrace& trace, SiteTable& sites) { return Replay(trace, sites).run(); }
+
+} // namespace gpuleak::analyzer

@@ -1,0 +1,77 @@
+// Everything a renderer needs, computed once by the replay. Renderers only format.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/site_table.h"
+
+namespace gpuleak::analyzer {
+
+struct SiteStats {
+    uint32_t site = 0;
+    uint64_t allocations = 0;
+    uint64_t bytes_allocated = 0;
+    uint64_t frees = 0;
+    // Live figures per memory kind (device, managed, pinned host), at the end.
+    uint64_t live_count_end[3] = {0, 0, 0};
+    uint64_t live_bytes_end[3] = {0, 0, 0};
+    uint64_t peak_live_bytes = 0; // the site's own maximum of live device bytes
+    uint64_t at_global_peak = 0;  // live device bytes when the process's device peak was reached
+    uint64_t largest = 0;
+    int kinds_seen = 0; // bit per kind
+};
+
+struct SiteBytes {
+    uint32_t site;
+    uint64_t bytes;
+};
+
+struct OomEvent {
+    double time_s = 0;
+    uint64_t requested = 0;
+    std::string api;
+    int device = -1;
+    int error = 0;
+    uint32_t site = 0;
+    uint64_t live_bytes = 0; // device bytes live at that moment
+    uint64_t free_bytes = 0, total_bytes = 0; // 0 = unknown
+    std::vector<SiteBytes> by_site;           // largest first
+};
+
+struct LargestAllocation {
+    uint64_t bytes;
+    uint32_t site;
+    std::string api;
+    std::string kind;
+    double time_s;
+};
+
+struct Summary {
+    uint64_t pid = 0;
+    std::string command;
+    double duration_s = 0;
+    uint64_t events = 0, allocations = 0, frees = 0, failed_allocations = 0;
+    uint64_t unknown_frees = 0, failed_frees = 0;
+    uint64_t peak_bytes = 0;
+    double peak_time_s = 0;
+    uint64_t live_bytes_end = 0, live_count_end = 0; // device
+    uint64_t managed_live_bytes_end = 0, pinned_live_bytes_end = 0;
+    uint64_t managed_live_count_end = 0, pinned_live_count_end = 0;
+    bool clean_end = false;
+};
+
+struct Report {
+    std::string trace_path;
+    Summary summary;
+    std::vector<SiteStats> sites; // indexed by site id
+    std::vector<SiteBytes> peak_by_site;
+    std::vector<OomEvent> ooms;
+    std::vector<LargestAllocation> largest;
+    std::vector<std::string> warnings;
+    std::vector<std::string> notes; // facts worth a line (allocator mode, threads without Python)
+    const SiteTable* site_table = nullptr;
+};
+
+} // namespace gpuleak::analyzer

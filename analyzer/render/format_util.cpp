@@ -1,0 +1,45 @@
+#include "render/format_util.h"
+
+#include <cstdio>
+
+namespace gpuleak::analyzer {
+
+std::string human_bytes(uint64_t bytes) {
+    static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) return std::to_string(bytes) + " B";
+    double v = static_cast<double>(bytes);
+    int unit = 0;
+    while (v >= 1024 && unit < 5) {
+        v /= 1024;
+        ++unit;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, kUnits[unit]);
+    return buf;
+}
+
+std::string with_commas(uint64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string frame_location(const Frame& f) {
+    if (!f.file.empty()) {
+        size_t slash = f.file.rfind('/');
+        std::string base = slash == std::string::npos ? f.file : f.file.substr(slash + 1);
+        return f.line ? base + ":" + std::to_string(f.line) : base;
+    }
+    if (!f.module.empty()) {
+        size_t slash = f.module.rfind('/');
+        return slash == std::string::npos ? f.module : f.module.substr(slash + 1);
+    }
+    return "??";
+}
+
+std::string frame_function(const Frame& f) { return f.function.empty() ? "??" : f.function; }
+
+} // namespace gpuleak::analyzer

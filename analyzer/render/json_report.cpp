@@ -1,0 +1,99 @@
+// The JSON report, schema "gpuleak-report/1" (docs/report-json.md). Keys are only ever added.
+#include <nlohmann/json.hpp>
+
+#include "render/renderers.h"
+
+namespace gpuleak::analyzer {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+
+Json frame_json(const Frame& f) {
+    return Json{{"function", or_null(f.function)},
+                {"file", or_null(f.file)},
+                {"line", f.line ? Json(f.line) : Json(nullptr)},
+                {"module", or_null(f.module)},
+                {"kind", f.python ? "python" : "native"},
+                {"inlined", f.inlined}};
+}
+
+Json by_site_json(const std::vector<SiteBytes>& list) {
+    Json out = Json::array();
+    for (const auto& e : list) out.push_back({{"site", e.site}, {"bytes", e.bytes}});
+    return out;
+}
+
+} // namespace
+
+void render_json(const Report& r, const RenderOptions&, std::ostream& out) {
+    const Summary& s = r.summary;
+    Json j;
+    j["schema"] = "gpuleak-report/1";
+    j["trace"] = r.trace_path;
+    j["summary"] = {{"pid", s.pid},
+                    {"command", s.command},
+                    {"duration_s", s.duration_s},
+                    {"events", s.events},
+                    {"allocations", s.allocations},
+                    {"frees", s.frees},
+                    {"failed_allocations", s.failed_allocations},
+                    {"peak_bytes", s.peak_bytes},
+                    {"peak_time_s", s.peak_time_s},
+                    {"live_bytes_end", s.live_bytes_end},
+                    {"live_count_end", s.live_count_end},
+                    {"managed_live_bytes_end", s.managed_live_bytes_end},
+                    {"managed_live_count_end", s.managed_live_count_end},
+                    {"pinned_live_bytes_end", s.pinned_live_bytes_end},
+                    {"pinned_live_count_end", s.pinned_live_count_end},
+                    {"unknown_frees", s.unknown_frees},
+                    {"failed_frees", s.failed_frees},
+                    {"complete", s.clean_end}};
+    Json sites = Json::array();
+    for (const SiteStats& st : r.sites) {
+        if (!st.allocations && !st.live_count_end[0]) continue;
+        const Site& site = r.site_table->site(st.site);
+        Json frames = Json::array();
+        for (const Frame& f : site.frames) frames.push_back(frame_json(f));
+        const Frame* head = site.headline();
+        sites.push_back({{"id", st.site},
+                         {"frames", frames},
+                         {"headline", head ? frame_json(*head) : Json(nullptr)},
+                         {"allocations", st.allocations},
+                         {"bytes_allocated", st.bytes_allocated},
+                         {"frees", st.frees},
+                         {"live_count_end", st.live_count_end[0]},
+                         {"live_bytes_end", st.live_bytes_end[0]},
+                         {"managed_live_bytes_end", st.live_bytes_end[1]},
+                         {"pinned_live_bytes_end", st.live_bytes_end[2]},
+                         {"peak_live_bytes", st.peak_live_bytes},
+                         {"live_bytes_at_peak", st.at_global_peak},
+                         {"largest_bytes", st.largest},
+                         {"no_python_state", site.no_python_state}});
+    }
+    j["sites"] = sites;
+    j["peak"] = {{"time_s", s.peak_time_s}, {"bytes", s.peak_bytes}, {"by_site", by_site_json(r.peak_by_site)}};
+    Json ooms = Json::array();
+    for (const OomEvent& o : r.ooms)
+        ooms.push_back({{"time_s", o.time_s},
+                        {"requested_bytes", o.requested},
+                        {"api", o.api},
+                        {"site", o.site},
+                        {"device", o.device},
+                        {"error", o.error},
+                        {"live_bytes", o.live_bytes},
+                        {"device_free_bytes", o.free_bytes ? Json(o.free_bytes) : Json(nullptr)},
+                        {"device_total_bytes", o.total_bytes ? Json(o.total_bytes) : Json(nullptr)},
+                        {"by_site", by_site_json(o.by_site)}});
+    j["ooms"] = ooms;
+    Json largest = Json::array();
+    for (const auto& l : r.largest)
+        largest.push_back({{"bytes", l.bytes}, {"site", l.site}, {"api", l.api}, {"kind", l.kind}, {"time_s", l.time_s}});
+    j["largest"] = largest;
+    j["warnings"] = r.warnings;
+    j["notes"] = r.notes;
+    out << j.dump(2) << "\n";
+}
+
+} // namespace gpuleak::analyzer

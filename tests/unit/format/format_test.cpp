@@ -1,0 +1,193 @@
+// The trace format round-trips, and the reader survives damaged files.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpuleak/format/encoder.h"
+#include "gpuleak/format/reader.h"
+
+namespace gpuleak::format {
+namespace {
+
+class TempTrace {
+public:
+    TempTrace() : path_(std::filesystem::temp_directory_path() / ("format_test_" + std::to_string(counter_++) + ".bin")) {}
+    ~TempTrace() { std::filesystem::remove(path_); }
+    std::string path() const { return path_.string(); }
+
+    void header(uint32_t version = kFormatVersion) {
+        FileHeader h{};
+        std::memcpy(h.magic, kFileMagic, sizeof h.magic);
+        h.version = version;
+        h.header_size = sizeof h;
+        append(&h, sizeof h);
+    }
+    void block(uint32_t thread, uint64_t sequence, uint64_t first_ts, const std::vector<uint8_t>& payload) {
+        BlockHeader h{};
+        h.stored_size = h.raw_size = static_cast<uint32_t>(payload.size());
+        h.thread_index = thread;
+        h.sequence = sequence;
+        h.first_ts = first_ts;
+        h.last_ts = first_ts + 1000;
+        seal_block_header(h, payload.data());
+        append(&h, sizeof h);
+        append(payload.data(), payload.size());
+    }
+    void append(const void* data, size_t n) {
+        std::FILE* f = std::fopen(path().c_str(), "ab");
+        std::fwrite(data, 1, n, f);
+        std::fclose(f);
+    }
+    void truncate(uintmax_t size) { std::filesystem::resize_file(path_, size); }
+    uintmax_t size() const { return std::filesystem::file_size(path_); }
+
+private:
+    static inline int counter_ = 0;
+    std::filesystem::path path_;
+};
+
+std::vector<uint8_t> alloc_payload(uint64_t address, uint64_t size) {
+    std::vector<uint8_t> buf(256);
+    Encoder e(buf.data(), buf.data() + buf.size());
+    e.tag(Tag::StackNode);
+    e.varint(1);
+    e.varint(0);
+    e.varint(0x401234);
+    e.tag(Tag::Alloc);
+    e.varint(5); // dt
+    e.varint(static_cast<uint64_t>(Api::cudaMalloc));
+    e.varint(static_cast<uint64_t>(MemKind::Device));
+    e.svarint(-1);
+    e.varint(address);
+    e.varint(size);
+    e.varint(1);
+    e.varint(0);
+    e.tag(Tag::Free);
+    e.varint(7);
+    e.varint(static_cast<uint64_t>(Api::cuMemFree_v2));
+    e.varint(static_cast<uint64_t>(Space::Device));
+    e.varint(address);
+    e.svarint(0);
+    buf.resize(static_cast<size_t>(e.position() - buf.data()));
+    return buf;
+}
+
+TEST(Varint, RoundTripsExtremes) {
+    for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 16383ull, 16384ull, ~0ull}) {
+        // A Capped record carries one plain varint: decode v through it.
+        uint8_t rec[kMaxVarintBytes * 2 + 2];
+        Encoder r(rec, rec + sizeof rec);
+        r.tag(Tag::Capped);
+        r.varint(0);
+        r.varint(v);
+        RecordCursor cursor(rec, r.position(), 0);
+        Record out;
+        ASSERT_TRUE(cursor.next(out));
+        EXPECT_EQ(out.count, v);
+    }
+    for (int64_t v : std::initializer_list<int64_t>{0, -1, 1, INT64_MIN, INT64_MAX}) EXPECT_EQ(unzigzag(zigzag(v)), v);
+}
+
+TEST(TraceFile, ReadsBlocksAndRecords) {
+    TempTrace t;
+    t.header();
+    t.block(1, 0, 100, alloc_payload(0xdead0000, 4096));
+    TraceFile f;
+    ASSERT_TRUE(f.open(t.path())) << f.error();
+    f.index_blocks();
+    EXPECT_TRUE(f.damage().empty()) << f.damage();
+    ASSERT_EQ(f.blocks().size(), 1u);
+    std::vector<uint8_t> payload;
+    ASSERT_TRUE(f.load(f.blocks()[0], payload));
+    RecordCursor c(payload.data(), payload.data() + payload.size(), f.blocks()[0].first_ts);
+    Record r;
+    ASSERT_TRUE(c.next(r));
+    EXPECT_EQ(r.tag, Tag::StackNode);
+    EXPECT_EQ(r.ip, 0x401234u);
+    ASSERT_TRUE(c.next(r));
+    EXPECT_EQ(r.tag, Tag::Alloc);
+    EXPECT_EQ(r.ts, 105u);
+    EXPECT_EQ(r.api, Api::cudaMalloc);
+    EXPECT_EQ(r.device, -1);
+    EXPECT_EQ(r.address, 0xdead0000u);
+    EXPECT_EQ(r.size, 4096u);
+    ASSERT_TRUE(c.next(r));
+    EXPECT_EQ(r.tag, Tag::Free);
+    EXPECT_EQ(r.ts, 112u);
+    EXPECT_FALSE(c.next(r));
+    EXPECT_TRUE(c.error().empty());
+}
+
+TEST(TraceFile, TruncatedBlockKeepsTheReadablePrefix) {
+    TempTrace t;
+    t.header();
+    t.block(1, 0, 0, alloc_payload(0x1000, 1));
+    auto good = t.size();
+    t.block(1, 1, 2000, alloc_payload(0x2000, 2));
+    t.truncate(t.size() - 3);
+    TraceFile f;
+    ASSERT_TRUE(f.open(t.path()));
+    f.index_blocks();
+    EXPECT_EQ(f.blocks().size(), 1u);
+    EXPECT_NE(f.damage().find("cut short"), std::string::npos) << f.damage();
+    EXPECT_EQ(f.blocks()[0].offset + f.blocks()[0].stored_size, good);
+}
+
+TEST(TraceFile, CorruptPayloadIsDetected) {
+    TempTrace t;
+    t.header();
+    t.block(1, 0, 0, alloc_payload(0x1000, 1));
+    std::FILE* f = std::fopen(t.path().c_str(), "r+b");
+    std::fseek(f, static_cast<long>(sizeof(FileHeader) + sizeof(BlockHeader) + 2), SEEK_SET);
+    std::fputc(0x7f, f);
+    std::fclose(f);
+    TraceFile tf;
+    ASSERT_TRUE(tf.open(t.path()));
+    tf.index_blocks();
+    EXPECT_TRUE(tf.blocks().empty());
+    EXPECT_NE(tf.damage().find("checksum"), std::string::npos);
+}
+
+TEST(TraceFile, RejectsOtherFilesWithAReason) {
+    TempTrace not_trace;
+    not_trace.append("hello world, not a trace", 24);
+    TraceFile a;
+    EXPECT_FALSE(a.open(not_trace.path()));
+    EXPECT_NE(a.error().find("bad magic"), std::string::npos);
+
+    TempTrace newer;
+    newer.header(kFormatVersion + 1);
+    TraceFile b;
+    EXPECT_FALSE(b.open(newer.path()));
+    EXPECT_NE(b.error().find("unsupported trace format version"), std::string::npos);
+
+    TempTrace tiny;
+    tiny.append("GPU", 3);
+    TraceFile c;
+    EXPECT_FALSE(c.open(tiny.path()));
+}
+
+TEST(RecordCursor, HostileLengthsFailCleanly) {
+    // A module record claiming a 2^40-byte path in a 20-byte payload.
+    uint8_t buf[32];
+    Encoder e(buf, buf + sizeof buf);
+    e.tag(Tag::Module);
+    e.varint(0);
+    e.varint(0x1000);
+    e.varint(1ull << 40);
+    RecordCursor c(buf, e.position(), 0);
+    Record r;
+    EXPECT_FALSE(c.next(r));
+    EXPECT_FALSE(c.error().empty());
+    uint8_t unknown[] = {0xEE, 1, 2};
+    RecordCursor u(unknown, unknown + 3, 0);
+    EXPECT_FALSE(u.next(r));
+    EXPECT_NE(u.error().find("unknown record tag"), std::string::npos);
+}
+
+} // namespace
+} // namespace gpuleak::format
