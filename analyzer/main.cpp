@@ -1,6 +1,7 @@
 // gpuleak-report: reads traces written by libgpuleak.so and reports where device memory is held.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -33,6 +34,8 @@ int report_one(const std::string& path, const std::string& format, StackMode mod
 } // namespace
 
 int main(int argc, char** argv) {
+    // Offline and private: elfutils would otherwise ask debuginfod servers about every module.
+    unsetenv("DEBUGINFOD_URLS");
     CLI::App app{"gpuleak-report: where a traced program holds GPU memory, by call site.\n"
                  "Exit status: 0 report written, 2 a trace could not be read (the error names the file)."};
     std::vector<std::string> traces;

@@ -65,9 +65,9 @@ private:
         }
         st.live_count_end[k] = add ? st.live_count_end[k] + 1 : st.live_count_end[k] - 1;
         st.live_bytes_end[k] = add ? st.live_bytes_end[k] + a.size : st.live_bytes_end[k] - a.size;
+        st.peak_live_bytes = std::max(st.peak_live_bytes, st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2]);
         if (a.kind != MemKind::Device) return;
         device_live_ = add ? device_live_ + a.size : device_live_ - a.size;
-        st.peak_live_bytes = std::max(st.peak_live_bytes, st.live_bytes_end[0]);
         if (device_live_ > report_.summary.peak_bytes) {
             report_.summary.peak_bytes = device_live_;
             report_.summary.peak_time_s = now_s_;
@@ -107,6 +107,7 @@ private:
         st.bytes_allocated += r.size;
         st.largest = std::max(st.largest, r.size);
         st.kinds_seen |= 1 << static_cast<int>(r.kind);
+        st.apis_seen |= 1ull << static_cast<int>(r.api);
         report_.summary.allocations += 1;
         if (r.api == Api::cuMemCreate) {
             auto [it, fresh] = handles_.try_emplace(r.address, VmmHandle{a});

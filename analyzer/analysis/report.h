@@ -17,10 +17,11 @@ struct SiteStats {
     // Live figures per memory kind (device, managed, pinned host), at the end.
     uint64_t live_count_end[3] = {0, 0, 0};
     uint64_t live_bytes_end[3] = {0, 0, 0};
-    uint64_t peak_live_bytes = 0; // the site's own maximum of live device bytes
+    uint64_t peak_live_bytes = 0; // the site's own maximum of live bytes (all kinds)
     uint64_t at_global_peak = 0;  // live device bytes when the process's device peak was reached
     uint64_t largest = 0;
-    int kinds_seen = 0; // bit per kind
+    int kinds_seen = 0;   // bit per MemKind
+    uint64_t apis_seen = 0; // bit per format::Api
 };
 
 struct SiteBytes {

@@ -57,15 +57,24 @@ void render_json(const Report& r, const RenderOptions&, std::ostream& out) {
         Json frames = Json::array();
         for (const Frame& f : site.frames) frames.push_back(frame_json(f));
         const Frame* head = site.headline();
+        Json apis = Json::array(), kinds = Json::array();
+        for (int a = 0; a < static_cast<int>(format::Api::Count); ++a)
+            if (st.apis_seen >> a & 1) apis.push_back(format::api_name(static_cast<format::Api>(a)));
+        for (int k = 0; k < 3; ++k)
+            if (st.kinds_seen >> k & 1) kinds.push_back(format::kind_name(static_cast<format::MemKind>(k)));
         sites.push_back({{"id", st.site},
                          {"frames", frames},
                          {"headline", head ? frame_json(*head) : Json(nullptr)},
+                         {"apis", apis},
+                         {"kinds", kinds},
                          {"allocations", st.allocations},
                          {"bytes_allocated", st.bytes_allocated},
                          {"frees", st.frees},
                          {"live_count_end", st.live_count_end[0]},
                          {"live_bytes_end", st.live_bytes_end[0]},
+                         {"managed_live_count_end", st.live_count_end[1]},
                          {"managed_live_bytes_end", st.live_bytes_end[1]},
+                         {"pinned_live_count_end", st.live_count_end[2]},
                          {"pinned_live_bytes_end", st.live_bytes_end[2]},
                          {"peak_live_bytes", st.peak_live_bytes},
                          {"live_bytes_at_peak", st.at_global_peak},

@@ -1,0 +1,114 @@
+#include "binary_file.h"
+
+#include <gelf.h>
+
+namespace gpuleak::analyzer {
+
+namespace {
+
+// libdwfl keeps pointers to both, so they must outlive every session. A null search path selects
+// elfutils' default, which includes /usr/lib/debug and its .build-id tree.
+char* g_debuginfo_path = nullptr;
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &g_debuginfo_path,
+};
+
+} // namespace
+
+BinaryFile::BinaryFile(const std::string& path) : dwfl_(dwfl_begin(&kOfflineCallbacks)) {
+    if (dwfl_ == nullptr) {
+        error_ = dwfl_errmsg(-1);
+        return;
+    }
+    dwfl_report_begin(dwfl_);
+    // With add_p_vaddr the base is a bias added to p_vaddr; 0 keeps addresses file-relative.
+    // (ET_EXEC files ignore the base and are file-relative anyway.)
+    module_ = dwfl_report_elf(dwfl_, path.c_str(), path.c_str(), -1, 0, true);
+    if (module_ == nullptr) error_ = dwfl_errmsg(-1);
+    dwfl_report_end(dwfl_, nullptr, nullptr);
+    if (module_ != nullptr) {
+        // The build-id is only known once the ELF has been looked at.
+        GElf_Addr bias = 0;
+        dwfl_module_getelf(module_, &bias);
+    }
+}
+
+BinaryFile::~BinaryFile() {
+    if (dwfl_ != nullptr) dwfl_end(dwfl_);
+}
+
+std::span<const uint8_t> BinaryFile::build_id() const {
+    if (module_ == nullptr) return {};
+    const unsigned char* bits = nullptr;
+    GElf_Addr vaddr = 0;
+    const int n = dwfl_module_build_id(module_, &bits, &vaddr);
+    if (n <= 0) return {};
+    return {bits, static_cast<size_t>(n)};
+}
+
+bool BinaryFile::has_dwarf() {
+    if (has_dwarf_ < 0) {
+        Dwarf_Addr bias = 0;
+        has_dwarf_ = module_ != nullptr && dwfl_module_getdwarf(module_, &bias) != nullptr;
+    }
+    return has_dwarf_ != 0;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> BinaryFile::load_segments() const {
+    std::vector<std::pair<uint64_t, uint64_t>> segments;
+    if (module_ == nullptr) return segments;
+    GElf_Addr bias = 0;
+    Elf* elf = dwfl_module_getelf(module_, &bias);
+    size_t count = 0;
+    if (elf == nullptr || elf_getphdrnum(elf, &count) != 0) return segments;
+    for (size_t i = 0; i < count; ++i) {
+        GElf_Phdr phdr;
+        if (gelf_getphdr(elf, static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_LOAD)
+            segments.emplace_back(phdr.p_vaddr, phdr.p_memsz);
+    }
+    return segments;
+}
+
+void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
+    SourceFrame outer;
+    if (module_ == nullptr) {
+        out.push_back(std::move(outer));
+        return;
+    }
+    const Dwarf_Addr addr = vaddr;
+
+    if (!symbols_) symbols_ = std::make_unique<SymbolTable>(module_);
+    const std::string& symbol = symbols_->function_at(addr);
+
+    // The line table describes the innermost inlined body at addr; each inlined frame's call site
+    // then gives the location one level further out.
+    std::string file;
+    int line = 0;
+    if (Dwfl_Line* row = dwfl_module_getsrc(module_, addr)) {
+        if (const char* name = dwfl_lineinfo(row, nullptr, &line, nullptr, nullptr, nullptr))
+            file = name;
+    }
+
+    std::vector<Dwarf_Die> chain;
+    Dwarf_Addr bias = 0;
+    if (Dwarf_Die* cu = dwfl_module_addrdie(module_, addr, &bias))
+        chain = scopes_.find(*cu, addr - bias);
+    for (size_t i = chain.size(); i-- > 1;) {
+        out.push_back(SourceFrame{names_.function_name(chain[i]), file, line, {}, true});
+        call_site(chain[i], file, line);
+    }
+
+    // The symbol table names clones (".cold", ".constprop") precisely; DWARF is the fallback.
+    if (!symbol.empty())
+        outer.function = symbol;
+    else if (!chain.empty())
+        outer.function = names_.function_name(chain[0]);
+    outer.file = std::move(file);
+    outer.line = line;
+    out.push_back(std::move(outer));
+}
+
+} // namespace gpuleak::analyzer

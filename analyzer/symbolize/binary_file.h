@@ -1,0 +1,53 @@
+#pragma once
+
+#include "die_names.h"
+#include "scope_chain.h"
+#include "symbol_table.h"
+#include "symbolizer.h"
+
+#include <elfutils/libdwfl.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuleak::analyzer {
+
+// One ELF file on disk, opened with libdwfl. It is reported at load bias 0 so that addresses are
+// the file's own p_vaddr numbers: every registration of the file, whatever its run-time base,
+// then shares this one session and its caches.
+class BinaryFile {
+public:
+    explicit BinaryFile(const std::string& path);
+    ~BinaryFile();
+    BinaryFile(const BinaryFile&) = delete;
+    BinaryFile& operator=(const BinaryFile&) = delete;
+
+    bool readable() const { return module_ != nullptr; }
+    const std::string& error() const { return error_; } // why it is not readable
+
+    std::span<const uint8_t> build_id() const;
+    // Looks for separate debug info too (.gnu_debuglink, /usr/lib/debug/.build-id), so the first
+    // call may read other files.
+    bool has_dwarf();
+    // PT_LOAD (p_vaddr, p_memsz), for registrations recorded without segments.
+    std::vector<std::pair<uint64_t, uint64_t>> load_segments() const;
+
+    // Appends frames for a p_vaddr-relative address, innermost first. Only function, file, line
+    // and inlined are filled in; at least one frame is always appended.
+    void symbolize(uint64_t vaddr, std::vector<SourceFrame>& out);
+
+private:
+    Dwfl* dwfl_ = nullptr;
+    Dwfl_Module* module_ = nullptr;
+    std::string error_;
+    int has_dwarf_ = -1;                   // unknown until asked
+    std::unique_ptr<SymbolTable> symbols_; // built on first use
+    ScopeChain scopes_;
+    DieNames names_;
+};
+
+} // namespace gpuleak::analyzer

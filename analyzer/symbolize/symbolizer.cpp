@@ -1,0 +1,148 @@
+#include "symbolizer.h"
+
+#include "address_map.h"
+#include "binary_file.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace gpuleak::analyzer {
+
+namespace {
+
+// dl_iterate_phdr names real files by path; a bare name is a kernel-provided object such as
+// linux-vdso.so.1, which has no file to read and nothing the user could fix.
+bool names_a_file(const std::string& path) {
+    return path.find('/') != std::string::npos;
+}
+
+} // namespace
+
+struct Symbolizer::Impl {
+    // One registration. The same file at another base, or recorded with another build-id, is
+    // another Module; the BinaryFile behind them is shared.
+    struct Module {
+        std::string path;
+        uint64_t base = 0;
+        std::vector<uint8_t> build_id;
+        BinaryFile* file = nullptr; // set on first use
+    };
+    using ModuleKey = std::tuple<std::string, uint64_t, std::vector<uint8_t>>;
+
+    // A cached answer stays right as long as its address still maps to the same Module, which is
+    // cheap to re-check when add_module has changed the map since.
+    struct Resolution {
+        const Module* module = nullptr;
+        uint64_t map_version = 0;
+        std::vector<SourceFrame> frames;
+    };
+
+    // Modules are never destroyed before the Symbolizer: module_of hands out references to paths.
+    std::map<ModuleKey, std::unique_ptr<Module>> modules;
+    std::unordered_map<std::string, std::unique_ptr<BinaryFile>> files; // by path
+    AddressMap<Module*> address_map;
+    uint64_t map_version = 0;
+    std::unordered_map<uint64_t, Resolution> cache; // by looked-up address
+    std::vector<std::string> warnings;
+    std::unordered_set<std::string> warned;
+
+    void warn(std::string message) {
+        if (warned.insert(message).second) warnings.push_back(std::move(message));
+    }
+
+    BinaryFile& binary(const std::string& path) {
+        auto& slot = files[path];
+        if (!slot) {
+            slot = std::make_unique<BinaryFile>(path);
+            if (!slot->readable() && names_a_file(path))
+                warn("cannot read " + path + " (" + slot->error() +
+                     "): its frames stay unresolved");
+        }
+        return *slot;
+    }
+
+    BinaryFile& use(Module& module) {
+        if (module.file != nullptr) return *module.file;
+        BinaryFile& file = binary(module.path);
+        module.file = &file;
+        if (!file.readable()) return file;
+        if (!module.build_id.empty()) {
+            const auto on_disk = file.build_id();
+            if (!std::equal(on_disk.begin(), on_disk.end(), module.build_id.begin(),
+                            module.build_id.end()))
+                warn("build-id of " + module.path +
+                     " differs from the traced one: function names and lines may be wrong");
+        }
+        if (!file.has_dwarf())
+            warn("no debug info for " + module.path +
+                 ": no file:line for it (build with -g or install its debug symbols)");
+        return file;
+    }
+
+    void place(Module& module, const std::vector<std::pair<uint64_t, uint64_t>>& segments) {
+        constexpr uint64_t kTop = std::numeric_limits<uint64_t>::max();
+        for (const auto& [vaddr, memsz] : segments) {
+            const uint64_t begin = module.base + vaddr;
+            // Garbage sizes in a damaged trace must not wrap around and swallow low addresses.
+            const uint64_t end = memsz > kTop - begin ? kTop : begin + memsz;
+            address_map.assign(begin, end, &module);
+        }
+        ++map_version;
+    }
+};
+
+Symbolizer::Symbolizer() : impl_(std::make_unique<Impl>()) {}
+Symbolizer::~Symbolizer() = default;
+
+void Symbolizer::add_module(const ModuleInfo& m) {
+    if (m.path.empty()) {
+        impl_->warn("a module was recorded without a path: addresses in it stay unresolved");
+        return;
+    }
+    auto& slot = impl_->modules[Impl::ModuleKey{m.path, m.base, m.build_id}];
+    if (!slot) slot = std::make_unique<Impl::Module>(Impl::Module{m.path, m.base, m.build_id});
+    if (!m.segments.empty())
+        impl_->place(*slot, m.segments);
+    else
+        impl_->place(*slot, impl_->binary(m.path).load_segments());
+}
+
+const std::vector<SourceFrame>& Symbolizer::resolve(uint64_t ip, bool is_return_address) {
+    const uint64_t addr = is_return_address && ip != 0 ? ip - 1 : ip;
+    auto [it, inserted] = impl_->cache.try_emplace(addr);
+    Impl::Resolution& r = it->second;
+    if (!inserted && r.map_version == impl_->map_version) return r.frames;
+
+    Impl::Module* const* found = impl_->address_map.find(addr);
+    Impl::Module* module = found != nullptr ? *found : nullptr;
+    const bool still_valid = !inserted && r.module == module;
+    r.map_version = impl_->map_version;
+    if (still_valid) return r.frames;
+
+    r.module = module;
+    r.frames.clear();
+    if (module == nullptr) {
+        r.frames.emplace_back();
+        return r.frames;
+    }
+    impl_->use(*module).symbolize(addr - module->base, r.frames);
+    for (SourceFrame& frame : r.frames)
+        frame.module = module->path;
+    return r.frames;
+}
+
+const std::string& Symbolizer::module_of(uint64_t ip) {
+    static const std::string kNone;
+    Impl::Module* const* found = impl_->address_map.find(ip);
+    return found != nullptr ? (*found)->path : kNone;
+}
+
+const std::vector<std::string>& Symbolizer::warnings() const {
+    return impl_->warnings;
+}
+
+} // namespace gpuleak::analyzer

@@ -1,0 +1,50 @@
+#include "symbolize_helper.h"
+
+// noipa keeps GCC from cloning or specialising these, which would rename them (".constprop.0").
+#if defined(__clang__)
+#define HELPER_NOINLINE __attribute__((noinline))
+#else
+#define HELPER_NOINLINE __attribute__((noipa))
+#endif
+
+namespace gpuleak_test {
+
+HELPER_NOINLINE void record_return_address(Capture* capture) {
+    capture->return_address = __builtin_return_address(0);
+}
+
+// Reading capture->line after the call keeps it from being a tail call, whose return address
+// would point into our caller instead.
+HELPER_NOINLINE int direct_caller(Capture* capture) {
+    capture->line = __LINE__ + 1;
+    record_return_address(capture);
+    return capture->line;
+}
+
+__attribute__((always_inline)) inline void inlined_body(Capture* capture) {
+    capture->line = __LINE__ + 1;
+    record_return_address(capture);
+}
+
+HELPER_NOINLINE int inline_host(Capture* inner, int* call_line) {
+    *call_line = __LINE__ + 1;
+    inlined_body(inner);
+    return *call_line + inner->line;
+}
+
+} // namespace gpuleak_test
+
+extern "C" {
+
+int gpuleak_helper_direct(gpuleak_test::Capture* capture) {
+    return gpuleak_test::direct_caller(capture);
+}
+
+int gpuleak_helper_inlined(gpuleak_test::Capture* inner, int* call_line) {
+    return gpuleak_test::inline_host(inner, call_line);
+}
+
+void* gpuleak_helper_direct_entry() {
+    return reinterpret_cast<void*>(&gpuleak_test::direct_caller);
+}
+}

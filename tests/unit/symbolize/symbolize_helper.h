@@ -1,0 +1,32 @@
+#pragma once
+
+// The library the symbolizer test dlopens. It reports, at run time, return addresses inside its
+// functions together with the source lines they must resolve to; the functions behind the C entry
+// points are C++ in a namespace so the test can check demangled, qualified names.
+
+namespace gpuleak_test {
+
+struct Capture {
+    void* return_address = nullptr; // of a call made at `line`
+    int line = 0;
+};
+
+} // namespace gpuleak_test
+
+// Exported explicitly so a project-wide -fvisibility=hidden cannot hide them from dlsym.
+#define GPULEAK_HELPER_API __attribute__((visibility("default")))
+
+extern "C" {
+
+// A noinline function calls out from a known line.
+GPULEAK_HELPER_API int gpuleak_helper_direct(gpuleak_test::Capture* capture);
+// A noinline function calls, from `*call_line`, an always_inline function that calls out from
+// `inner->line`.
+GPULEAK_HELPER_API int gpuleak_helper_inlined(gpuleak_test::Capture* inner, int* call_line);
+// The entry address of the function behind gpuleak_helper_direct.
+GPULEAK_HELPER_API void* gpuleak_helper_direct_entry();
+
+using GpuleakHelperDirectFn = int (*)(gpuleak_test::Capture*);
+using GpuleakHelperInlinedFn = int (*)(gpuleak_test::Capture*, int*);
+using GpuleakHelperEntryFn = void* (*)();
+}
