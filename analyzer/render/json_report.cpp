@@ -52,7 +52,6 @@ void render_json(const Report& r, const RenderOptions&, std::ostream& out) {
                     {"complete", s.clean_end}};
     Json sites = Json::array();
     for (const SiteStats& st : r.sites) {
-        if (!st.allocations && !st.live_count_end[0]) continue;
         const Site& site = r.site_table->site(st.site);
         Json frames = Json::array();
         for (const Frame& f : site.frames) frames.push_back(frame_json(f));

@@ -1,0 +1,104 @@
+#include "python/line_table.h"
+
+#include <cstddef>
+
+namespace gpuleak::pydecode {
+namespace {
+
+// 3.11+ varints: 6-bit little-endian chunks, 0x40 continues. Returns false past the end.
+bool read_varint(std::span<const uint8_t> t, size_t& i, uint32_t& out) {
+    uint32_t value = 0;
+    for (unsigned shift = 0; i < t.size() && shift < 32; shift += 6) {
+        uint8_t b = t[i++];
+        value |= static_cast<uint32_t>(b & 63) << shift;
+        if (!(b & 64)) {
+            out = value;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool read_svarint(std::span<const uint8_t> t, size_t& i, int& out) {
+    uint32_t v = 0;
+    if (!read_varint(t, i, v)) return false;
+    out = (v & 1) ? -static_cast<int>(v >> 1) : static_cast<int>(v >> 1);
+    return true;
+}
+
+} // namespace
+
+int lnotab_line(std::span<const uint8_t> lnotab, int firstlineno, int byte_offset) {
+    int line = firstlineno;
+    int addr = 0;
+    for (size_t i = 0; i + 1 < lnotab.size(); i += 2) {
+        addr += lnotab[i];
+        if (addr > byte_offset) break;
+        line += static_cast<int8_t>(lnotab[i + 1]);
+    }
+    return line;
+}
+
+int linetable310_line(std::span<const uint8_t> table, int firstlineno, int byte_offset) {
+    if (byte_offset < 0) return firstlineno;
+    int end = 0;
+    int computed = firstlineno;
+    for (size_t i = 0; i + 1 < table.size(); i += 2) {
+        int start = end;
+        end += table[i];
+        auto delta = static_cast<int8_t>(table[i + 1]);
+        int line = -1;
+        if (delta != -128) {
+            computed += delta;
+            line = computed;
+        }
+        if (start <= byte_offset && byte_offset < end) return line;
+    }
+    return -1;
+}
+
+int location_table_line(std::span<const uint8_t> table, int firstlineno, int byte_offset) {
+    if (byte_offset < 0) return firstlineno;
+    int line = firstlineno;
+    int start = 0;
+    size_t i = 0;
+    while (i < table.size()) {
+        uint8_t first = table[i++];
+        if (!(first & 0x80)) return -1; // not an entry start: corrupt table
+        int code = (first >> 3) & 15;
+        int end = start + 2 * ((first & 7) + 1);
+        int entry_line = line;
+        if (code == 15) {
+            entry_line = -1;
+        } else if (code == 13 || code == 14) {
+            int delta = 0;
+            if (!read_svarint(table, i, delta)) return -1;
+            line += delta;
+            entry_line = line;
+        } else if (code >= 10) {
+            line += code - 10;
+            entry_line = line;
+        }
+        if (start <= byte_offset && byte_offset < end) return entry_line;
+        // Columns and end lines are not needed: the next entry is the next byte with bit 7 set.
+        while (i < table.size() && !(table[i] & 0x80)) ++i;
+        start = end;
+    }
+    return -1;
+}
+
+int line_for_offset(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
+                    int byte_offset) {
+    uint32_t major_minor = version_hex >> 16;
+    int line;
+    if (major_minor <= 0x0309) {
+        line = lnotab_line(table, firstlineno, byte_offset);
+    } else if (major_minor == 0x030a) {
+        line = linetable310_line(table, firstlineno, byte_offset);
+    } else {
+        line = location_table_line(table, firstlineno, byte_offset);
+    }
+    return line < 0 ? 0 : line;
+}
+
+} // namespace gpuleak::pydecode

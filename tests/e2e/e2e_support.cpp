@@ -1,0 +1,136 @@
+#include "e2e_support.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace gpuleak::e2e {
+
+namespace fs = std::filesystem;
+
+std::string Paths::build() { return GPULEAK_TEST_BUILD_DIR; }
+std::string Paths::preload() { return build() + "/lib/libgpuleak.so"; }
+std::string Paths::report() { return build() + "/bin/gpuleak-report"; }
+std::string Paths::front() { return build() + "/bin/gpuleak"; }
+std::string Paths::app(const std::string& name) { return build() + "/tests/apps/" + name; }
+std::string Paths::fake_dir() { return build() + "/tests/fake"; }
+std::string Paths::source() { return GPULEAK_TEST_SOURCE_DIR; }
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
+    RunResult result;
+    std::string templ = (fs::temp_directory_path() / "gpuleak-e2e-XXXXXX").string();
+    result.dir = mkdtemp(templ.data());
+    std::string log = result.dir + "/output.log";
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (chdir(result.dir.c_str()) != 0) _exit(126);
+        int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+        setenv("LD_LIBRARY_PATH", Paths::fake_dir().c_str(), 1);
+        if (options.preload) {
+            setenv("LD_PRELOAD", Paths::preload().c_str(), 1);
+            setenv("GPULEAK_OUTPUT", (result.dir + "/" + options.output_pattern).c_str(), 1);
+        }
+        for (const auto& [k, v] : options.env) setenv(k.c_str(), v.c_str(), 1);
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.timeout_s);
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            ADD_FAILURE() << argv[0] << " timed out after " << options.timeout_s << " s";
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::ifstream in(log);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    result.output = ss.str();
+    for (const auto& entry : fs::directory_iterator(result.dir))
+        if (entry.path().extension() == ".bin") result.traces.push_back(entry.path().string());
+    std::sort(result.traces.begin(), result.traces.end());
+    return result;
+}
+
+int shell(const std::string& command, std::string* output) {
+    std::string full = command + " 2>&1";
+    FILE* p = popen(full.c_str(), "r");
+    if (!p) return -1;
+    std::string out;
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    int status = pclose(p);
+    if (output) *output = out;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+Json report(const std::string& trace, const std::vector<std::string>& extra) {
+    std::string cmd = "'" + Paths::report() + "' --format json '" + trace + "'";
+    for (const auto& e : extra) cmd += " " + e;
+    std::string out;
+    std::string err_file = trace + ".stderr";
+    int rc = shell(cmd + " 2>'" + err_file + "'", &out);
+    EXPECT_EQ(rc, 0) << cmd << "\n" << out;
+    try {
+        return Json::parse(out);
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "report is not JSON: " << e.what() << "\n" << out;
+        return Json::object();
+    }
+}
+
+std::string headline_function(const Json& site) {
+    for (const auto& f : site["frames"])
+        if (f["function"].is_string()) return f["function"];
+    return "";
+}
+
+const Json* site_by_function(const Json& report, const std::string& function) {
+    for (const auto& s : report["sites"])
+        if (headline_function(s) == function) return &s;
+    return nullptr;
+}
+
+std::vector<const Json*> sites_mentioning(const Json& report, const std::string& function) {
+    std::vector<const Json*> out;
+    for (const auto& s : report["sites"])
+        for (const auto& f : s["frames"])
+            if (f["function"].is_string() && f["function"] == function) {
+                out.push_back(&s);
+                break;
+            }
+    return out;
+}
+
+const Json* site_by_id(const Json& report, uint64_t id) {
+    for (const auto& s : report["sites"])
+        if (s["id"] == id) return &s;
+    return nullptr;
+}
+
+} // namespace gpuleak::e2e
