@@ -40,7 +40,6 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
         dup2(fd, 1);
         dup2(fd, 2);
         close(fd);
-        setenv("LD_LIBRARY_PATH", Paths::fake_dir().c_str(), 1);
         if (options.preload) {
             setenv("LD_PRELOAD", Paths::preload().c_str(), 1);
             setenv("GPULEAK_OUTPUT", (result.dir + "/" + options.output_pattern).c_str(), 1);

@@ -186,7 +186,9 @@ TEST(Paths, ProcessWithoutCudaStaysInert) {
 }
 
 TEST(Paths, PythonCtypesThroughDlsym) {
-    RunResult r = run({"/usr/bin/python3", Paths::source() + "/tests/apps/python_ctypes.py"}, {});
+    RunOptions options;
+    options.env["LD_LIBRARY_PATH"] = Paths::fake_dir();
+    RunResult r = run({"/usr/bin/python3", Paths::source() + "/tests/apps/python_ctypes.py"}, options);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     Json rep = report(r.traces.at(0));
     EXPECT_EQ(rep["summary"]["allocations"], 3);
