@@ -21,6 +21,7 @@ struct LiveAllocation {
     uint64_t size;
     uint32_t site;
     MemKind kind;
+    uint32_t iteration;
 };
 
 struct VmmHandle {
@@ -31,7 +32,8 @@ struct VmmHandle {
 
 class Replay {
 public:
-    Replay(LoadedTrace& trace, SiteTable& sites) : trace_(trace), sites_(sites) {}
+    Replay(LoadedTrace& trace, SiteTable& sites, const Iterations& iterations)
+        : trace_(trace), sites_(sites), boundaries_(iterations.boundaries) {}
 
     Report run() {
         report_.trace_path = trace_.path;
@@ -65,6 +67,10 @@ private:
         }
         st.live_count_end[k] = add ? st.live_count_end[k] + 1 : st.live_count_end[k] - 1;
         st.live_bytes_end[k] = add ? st.live_bytes_end[k] + a.size : st.live_bytes_end[k] - a.size;
+        if (!st.changed) {
+            st.changed = true;
+            changed_sites_.push_back(a.site);
+        }
         st.peak_live_bytes = std::max(st.peak_live_bytes, st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2]);
         if (a.kind != MemKind::Device) return;
         device_live_ = add ? device_live_ + a.size : device_live_ - a.size;
@@ -87,6 +93,7 @@ private:
     }
 
     void release(const LiveAllocation& a) {
+        if (iteration_ > a.iteration) report_.sites[a.site].outlived += 1;
         change_live(a, false);
         report_.sites[a.site].frees += 1;
         report_.summary.frees += 1;
@@ -101,14 +108,17 @@ private:
     void on_alloc(const Event& e) {
         const format::Record& r = *e.record;
         uint32_t site = sites_.site_for(trace_.native_node(e.thread, r.stack), trace_.py_node(e.thread, r.py_stack));
-        LiveAllocation a{r.size, site, r.kind};
+        LiveAllocation a{r.size, site, r.kind, iteration_};
         SiteStats& st = stats(site);
+        if (st.first_iteration < 0) st.first_iteration = iteration_;
+        if (r.device >= 0 && r.device < 64) st.devices_seen |= 1ull << r.device;
         st.allocations += 1;
         st.bytes_allocated += r.size;
         st.largest = std::max(st.largest, r.size);
         st.kinds_seen |= 1 << static_cast<int>(r.kind);
         st.apis_seen |= 1ull << static_cast<int>(r.api);
         report_.summary.allocations += 1;
+        if (size_sample_.size() < (1u << 20)) size_sample_.push_back(r.size);
         if (r.api == Api::cuMemCreate) {
             auto [it, fresh] = handles_.try_emplace(r.address, VmmHandle{a});
             if (!fresh) {
@@ -162,8 +172,24 @@ private:
         report_.ooms.push_back(std::move(oom));
     }
 
+    // Live memory per site at the end of each iteration, for the sites that changed in it.
+    void sample_changed_sites() {
+        for (uint32_t site : changed_sites_) {
+            SiteStats& st = report_.sites[site];
+            st.changed = false;
+            st.series.push_back({iteration_, st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2],
+                                 st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2]});
+        }
+        changed_sites_.clear();
+    }
+
     void on_event(const Event& e) {
         const format::Record& r = *e.record;
+        while (next_boundary_ < boundaries_.size() && boundaries_[next_boundary_] <= r.ts) {
+            sample_changed_sites();
+            ++next_boundary_;
+            iteration_ = static_cast<uint32_t>(next_boundary_);
+        }
         report_.summary.events += 1;
         now_s_ = static_cast<double>(r.ts) / 1e9;
         switch (r.tag) {
@@ -205,8 +231,17 @@ private:
     }
 
     void finish() {
+        sample_changed_sites();
+        // Never freed: the end of the trace ended their iteration too.
+        for (auto* live : {&device_live_map_, &host_live_})
+            for (const auto& [address, a] : *live) report_.sites[a.site].outlived += 1;
+        for (const auto& [handle, h] : handles_) report_.sites[h.allocation.site].outlived += 1;
         Summary& s = report_.summary;
         s.duration_s = now_s_;
+        if (!size_sample_.empty()) {
+            std::nth_element(size_sample_.begin(), size_sample_.begin() + size_sample_.size() / 2, size_sample_.end());
+            s.median_allocation_bytes = size_sample_[size_sample_.size() / 2];
+        }
         for (uint32_t i = 0; i < report_.sites.size(); ++i) {
             SiteStats& st = report_.sites[i];
             if (site_epoch_[i] != peak_epoch_) st.at_global_peak = st.live_bytes_end[0];
@@ -229,6 +264,11 @@ private:
 
     LoadedTrace& trace_;
     SiteTable& sites_;
+    const std::vector<uint64_t>& boundaries_;
+    size_t next_boundary_ = 0;
+    uint32_t iteration_ = 0;
+    std::vector<uint32_t> changed_sites_;
+    std::vector<uint64_t> size_sample_;
     Report report_;
     double now_s_ = 0;
     uint64_t device_live_ = 0;
@@ -242,6 +282,11 @@ private:
 
 } // namespace
 
-Report replay(LoadedTrace& trace, SiteTable& sites) { return Replay(trace, sites).run(); }
+Report replay(LoadedTrace& trace, SiteTable& sites, const Iterations& iterations) {
+    Report report = Replay(trace, sites, iterations).run();
+    report.iterations = {iterations.source, iterations.count(), iterations.markers, iterations.warmup,
+                         iterations.has_clock_site ? static_cast<int64_t>(iterations.clock_site) : -1};
+    return report;
+}
 
 } // namespace gpuleak::analyzer

@@ -9,11 +9,14 @@
 // peak still holds its value at the peak.
 #pragma once
 
+#include "analysis/iterations.h"
 #include "analysis/report.h"
 #include "trace/loaded_trace.h"
 
 namespace gpuleak::analyzer {
 
-Report replay(LoadedTrace& trace, SiteTable& sites);
+// Also samples each site's live memory at the end of every iteration and counts the allocations
+// that outlived the iteration that made them.
+Report replay(LoadedTrace& trace, SiteTable& sites, const Iterations& iterations);
 
 } // namespace gpuleak::analyzer

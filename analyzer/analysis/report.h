@@ -9,6 +9,15 @@
 
 namespace gpuleak::analyzer {
 
+struct IterationSample {
+    uint32_t iteration;
+    uint64_t bytes; // live at the end of the iteration (all memory kinds)
+    uint64_t count;
+};
+
+enum class Verdict { None, Transient, Retained, Growth, Leak };
+const char* verdict_name(Verdict v);
+
 struct SiteStats {
     uint32_t site = 0;
     uint64_t allocations = 0;
@@ -22,6 +31,17 @@ struct SiteStats {
     uint64_t largest = 0;
     int kinds_seen = 0;   // bit per MemKind
     uint64_t apis_seen = 0; // bit per format::Api
+    uint64_t devices_seen = 0; // bit per device ordinal (< 64)
+
+    // Iterations (analysis/iterations.h).
+    int64_t first_iteration = -1;
+    uint64_t outlived = 0; // allocations still live after the iteration that made them ended
+    std::vector<IterationSample> series; // sparse: one sample per iteration in which the site changed
+    bool changed = false;                // since the last sample
+    Verdict verdict = Verdict::None;
+    double growth_bytes_per_iteration = 0;
+    double confidence = 0; // R^2 of the fit behind a leak or growth verdict
+    std::vector<std::string> hints;
 };
 
 struct SiteBytes {
@@ -39,6 +59,7 @@ struct OomEvent {
     uint64_t live_bytes = 0; // device bytes live at that moment
     uint64_t free_bytes = 0, total_bytes = 0; // 0 = unknown
     std::vector<SiteBytes> by_site;           // largest first
+    std::vector<std::string> hints;
 };
 
 struct LargestAllocation {
@@ -61,10 +82,20 @@ struct Summary {
     uint64_t managed_live_bytes_end = 0, pinned_live_bytes_end = 0;
     uint64_t managed_live_count_end = 0, pinned_live_count_end = 0;
     bool clean_end = false;
+    uint64_t median_allocation_bytes = 0; // of successful allocations (a sample of up to 1 M)
+};
+
+struct IterationSummary {
+    std::string source = "none";
+    uint32_t count = 0;
+    uint64_t markers = 0;
+    uint32_t warmup = 0;
+    int64_t clock_site = -1;
 };
 
 struct Report {
     std::string trace_path;
+    IterationSummary iterations;
     Summary summary;
     std::vector<SiteStats> sites; // indexed by site id
     std::vector<SiteBytes> peak_by_site;
@@ -72,6 +103,7 @@ struct Report {
     std::vector<LargestAllocation> largest;
     std::vector<std::string> warnings;
     std::vector<std::string> notes; // facts worth a line (allocator mode, threads without Python)
+    std::vector<std::string> hints; // process-wide likely causes
     const SiteTable* site_table = nullptr;
 };
 

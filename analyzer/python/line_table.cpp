@@ -81,7 +81,8 @@ int location_table_line(std::span<const uint8_t> table, int firstlineno, int byt
         }
         if (start <= byte_offset && byte_offset < end) return entry_line;
         // Columns and end lines are not needed: the next entry is the next byte with bit 7 set.
-        while (i < table.size() && !(table[i] & 0x80)) ++i;
+        while (i < table.size() && !(table[i] & 0x80))
+            ++i;
         start = end;
     }
     return -1;

@@ -15,8 +15,8 @@ int line_for_offset(uint32_t version_hex, std::span<const uint8_t> table, int fi
 
 // The individual decoders, with CPython's -1 for "no line". Tests compare them with the real
 // PyCode_Addr2Line.
-int lnotab_line(std::span<const uint8_t> lnotab, int firstlineno, int byte_offset);       // 3.9
-int linetable310_line(std::span<const uint8_t> table, int firstlineno, int byte_offset);  // 3.10
+int lnotab_line(std::span<const uint8_t> lnotab, int firstlineno, int byte_offset);        // 3.9
+int linetable310_line(std::span<const uint8_t> table, int firstlineno, int byte_offset);   // 3.10
 int location_table_line(std::span<const uint8_t> table, int firstlineno, int byte_offset); // 3.11+
 
 } // namespace gpuleak::pydecode

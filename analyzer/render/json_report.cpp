@@ -1,6 +1,7 @@
 // The JSON report, schema "gpuleak-report/1" (docs/report-json.md). Keys are only ever added.
 #include <nlohmann/json.hpp>
 
+#include "analysis/verdicts.h"
 #include "render/renderers.h"
 
 namespace gpuleak::analyzer {
@@ -25,9 +26,16 @@ Json by_site_json(const std::vector<SiteBytes>& list) {
     return out;
 }
 
+Json devices_json(uint64_t mask) {
+    Json out = Json::array();
+    for (int d = 0; d < 64; ++d)
+        if (mask >> d & 1) out.push_back(d);
+    return out;
+}
+
 } // namespace
 
-void render_json(const Report& r, const RenderOptions&, std::ostream& out) {
+Json report_json(const Report& r) {
     const Summary& s = r.summary;
     Json j;
     j["schema"] = "gpuleak-report/1";
@@ -78,9 +86,32 @@ void render_json(const Report& r, const RenderOptions&, std::ostream& out) {
                          {"peak_live_bytes", st.peak_live_bytes},
                          {"live_bytes_at_peak", st.at_global_peak},
                          {"largest_bytes", st.largest},
-                         {"no_python_state", site.no_python_state}});
+                         {"no_python_state", site.no_python_state},
+                         {"verdict", verdict_name(st.verdict)},
+                         {"growth_bytes_per_iteration", st.growth_bytes_per_iteration},
+                         {"confidence", st.confidence},
+                         {"outlived_iteration", st.outlived},
+                         {"first_iteration", st.first_iteration >= 0 ? Json(st.first_iteration) : Json(nullptr)},
+                         {"live_bytes_by_iteration", live_bytes_by_iteration(st, r.iterations.count, 60)},
+                         {"devices", devices_json(st.devices_seen)},
+                         {"hints", st.hints}});
     }
+    // Leaks first, then by what they hold at the end.
+    std::stable_sort(sites.begin(), sites.end(), [](const Json& a, const Json& b) {
+        auto rank = [](const Json& s) {
+            std::string v = s["verdict"];
+            return v == "leak" ? 0 : v == "growth" ? 1 : 2;
+        };
+        if (rank(a) != rank(b)) return rank(a) < rank(b);
+        return a["live_bytes_end"].get<uint64_t>() > b["live_bytes_end"].get<uint64_t>();
+    });
     j["sites"] = sites;
+    j["iterations"] = {{"source", r.iterations.source},
+                       {"count", r.iterations.count},
+                       {"markers", r.iterations.markers},
+                       {"warmup", r.iterations.warmup},
+                       {"clock_site", r.iterations.clock_site >= 0 ? Json(r.iterations.clock_site) : Json(nullptr)}};
+    j["hints"] = r.hints;
     j["peak"] = {{"time_s", s.peak_time_s}, {"bytes", s.peak_bytes}, {"by_site", by_site_json(r.peak_by_site)}};
     Json ooms = Json::array();
     for (const OomEvent& o : r.ooms)
@@ -93,7 +124,8 @@ void render_json(const Report& r, const RenderOptions&, std::ostream& out) {
                         {"live_bytes", o.live_bytes},
                         {"device_free_bytes", o.free_bytes ? Json(o.free_bytes) : Json(nullptr)},
                         {"device_total_bytes", o.total_bytes ? Json(o.total_bytes) : Json(nullptr)},
-                        {"by_site", by_site_json(o.by_site)}});
+                        {"by_site", by_site_json(o.by_site)},
+                        {"hints", o.hints}});
     j["ooms"] = ooms;
     Json largest = Json::array();
     for (const auto& l : r.largest)
@@ -101,6 +133,31 @@ void render_json(const Report& r, const RenderOptions&, std::ostream& out) {
     j["largest"] = largest;
     j["warnings"] = r.warnings;
     j["notes"] = r.notes;
+    return j;
+}
+
+void render_json(const std::vector<Report>& reports, std::ostream& out) {
+    if (reports.size() == 1) {
+        out << report_json(reports[0]).dump(2) << "\n";
+        return;
+    }
+    Json j;
+    j["schema"] = "gpuleak-report/1";
+    Json processes = Json::array();
+    uint64_t live = 0, peak_sum = 0, allocations = 0, leaks = 0;
+    for (const Report& r : reports) {
+        processes.push_back(report_json(r));
+        live += r.summary.live_bytes_end;
+        peak_sum += r.summary.peak_bytes;
+        allocations += r.summary.allocations;
+        for (const auto& s : r.sites) leaks += s.verdict == Verdict::Leak;
+    }
+    j["processes"] = processes;
+    j["merged"] = {{"processes", reports.size()},
+                   {"allocations", allocations},
+                   {"live_bytes_end", live},
+                   {"sum_of_peak_bytes", peak_sum},
+                   {"leaking_sites", leaks}};
     out << j.dump(2) << "\n";
 }
 

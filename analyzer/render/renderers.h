@@ -1,5 +1,6 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "analysis/report.h"
@@ -12,6 +13,12 @@ struct RenderOptions {
 };
 
 void render_text(const Report& report, const RenderOptions& options, std::ostream& out);
-void render_json(const Report& report, const RenderOptions& options, std::ostream& out);
+// Several processes of one job: each report, then what they hold together.
+void render_text_merged(const std::vector<Report>& reports, std::ostream& out);
+
+// The "gpuleak-report/1" object of one process (docs/report-json.md).
+nlohmann::ordered_json report_json(const Report& report);
+// One trace: report_json itself; several: {"schema", "processes": [...], "merged": {...}}.
+void render_json(const std::vector<Report>& reports, std::ostream& out);
 
 } // namespace gpuleak::analyzer

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analysis/verdicts.h"
 #include "render/format_util.h"
 #include "render/renderers.h"
 
@@ -14,9 +15,16 @@ std::string seconds(double s) {
     return buf;
 }
 
+// The C runtime's own startup frames say nothing about the program.
+bool startup_frame(const Frame& f) {
+    return f.function.rfind("__libc_start", 0) == 0 || f.function == "_start" || f.function == "Py_BytesMain" ||
+           f.function == "Py_RunMain" || f.function == "pymain_main";
+}
+
 void print_stack(const Site& site, const RenderOptions& o, std::ostream& out) {
     size_t shown = 0;
     for (const Frame& f : site.frames) {
+        if (startup_frame(f)) break;
         if (shown++ == o.max_frames) {
             out << "        ... " << site.frames.size() - o.max_frames << " more frames\n";
             break;
@@ -31,6 +39,65 @@ void print_stack(const Site& site, const RenderOptions& o, std::ostream& out) {
 std::string headline(const Site& site) {
     const Frame* f = site.headline();
     return f ? frame_function(*f) + " at " + frame_location(*f) : "unknown site";
+}
+
+std::string sparkline(const std::vector<uint64_t>& values) {
+    static constexpr const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    uint64_t top = 0;
+    for (uint64_t v : values) top = std::max(top, v);
+    std::string out;
+    for (uint64_t v : values) out += kBars[top ? std::min<uint64_t>(7, v * 7 / top) : 0];
+    return out;
+}
+
+std::string iteration_source(const Report& r) {
+    const auto& it = r.iterations;
+    if (it.source == "markers") return std::to_string(it.markers) + " markers";
+    if (it.source == "site") return "--iteration-site";
+    if (it.source == "inferred" && it.clock_site >= 0)
+        return "inferred: one per allocation of " + headline(r.site_table->site(static_cast<uint32_t>(it.clock_site)));
+    return "none found";
+}
+
+void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) {
+    const SiteTable& sites = *r.site_table;
+    std::vector<const SiteStats*> growing, retained;
+    for (const SiteStats& st : r.sites) {
+        if (st.verdict == Verdict::Leak || st.verdict == Verdict::Growth) growing.push_back(&st);
+        else if (st.verdict == Verdict::Retained) retained.push_back(&st);
+    }
+    std::stable_sort(growing.begin(), growing.end(), [](auto* a, auto* b) {
+        if ((a->verdict == Verdict::Leak) != (b->verdict == Verdict::Leak)) return a->verdict == Verdict::Leak;
+        return a->growth_bytes_per_iteration > b->growth_bytes_per_iteration;
+    });
+    out << "\nIterations: " << r.iterations.count << " (" << iteration_source(r) << ")";
+    if (r.iterations.warmup) out << ", first " << r.iterations.warmup << " skipped as warm-up";
+    out << "\n";
+    if (growing.empty()) {
+        out << "No site keeps more memory from one iteration to the next.\n";
+    }
+    for (size_t i = 0; i < growing.size() && i < o.top; ++i) {
+        const SiteStats& st = *growing[i];
+        char rate[64], conf[32];
+        std::snprintf(rate, sizeof rate, "+%s/iteration", human_bytes(static_cast<uint64_t>(std::max(0.0, st.growth_bytes_per_iteration))).c_str());
+        std::snprintf(conf, sizeof conf, "fit R^2 %.2f", st.confidence);
+        out << "  " << (st.verdict == Verdict::Leak ? "LEAK  " : "GROWTH") << "  " << headline(sites.site(st.site))
+            << "\n        " << rate << ", " << human_bytes(st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2])
+            << " live at end in " << with_commas(st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2])
+            << " allocations, first seen in iteration " << st.first_iteration << ", " << conf << "\n";
+        out << "        live bytes per iteration: " << sparkline(live_bytes_by_iteration(st, r.iterations.count, 40))
+            << "\n";
+        for (const auto& h : st.hints) out << "        likely cause: " << h << "\n";
+        print_stack(sites.site(st.site), o, out);
+    }
+    if (!retained.empty()) {
+        out << "Retained across iterations but bounded (not growing): ";
+        for (size_t i = 0; i < retained.size() && i < o.top; ++i)
+            out << (i ? "; " : "") << headline(sites.site(retained[i]->site));
+        out << "\n";
+        for (const SiteStats* st : retained)
+            for (const auto& h : st->hints) out << "  " << headline(sites.site(st->site)) << ": likely cause: " << h << "\n";
+    }
 }
 
 } // namespace
@@ -51,6 +118,8 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
     out << "\n";
     for (const auto& n : r.notes) out << "  note      " << n << "\n";
     for (const auto& w : r.warnings) out << "  warning   " << w << "\n";
+    for (const auto& h : r.hints) out << "  likely cause: " << h << "\n";
+    print_verdicts(r, o, out);
 
     std::vector<const SiteStats*> live;
     for (const SiteStats& st : r.sites)
@@ -97,6 +166,7 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
             if (e.total_bytes)
                 out << "; device had " << human_bytes(e.free_bytes) << " free of " << human_bytes(e.total_bytes);
             out << "\n      requested by " << headline(sites.site(e.site)) << "\n";
+            for (const auto& h : e.hints) out << "      likely cause: " << h << "\n";
             print_stack(sites.site(e.site), o, out);
             out << "      live then: " << human_bytes(e.live_bytes) << " of device memory";
             out << (e.by_site.empty() ? "\n" : ", by site:\n");
@@ -108,10 +178,31 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
 
     if (!r.largest.empty()) {
         out << "\nLargest single allocations\n";
-        for (const auto& l : r.largest)
-            out << "  " << human_bytes(l.bytes) << "  " << l.kind << " via " << l.api << " at " << seconds(l.time_s)
-                << "  #" << l.site << " " << headline(sites.site(l.site)) << "\n";
+        for (size_t i = 0; i < r.largest.size();) {
+            size_t j = i;
+            while (j < r.largest.size() && r.largest[j].bytes == r.largest[i].bytes && r.largest[j].site == r.largest[i].site) ++j;
+            const auto& l = r.largest[i];
+            out << "  " << human_bytes(l.bytes) << (j - i > 1 ? " x" + std::to_string(j - i) : "") << "  " << l.kind
+                << " via " << l.api << "  #" << l.site << " " << headline(sites.site(l.site)) << "\n";
+            i = j;
+        }
     }
+}
+
+void render_text_merged(const std::vector<Report>& reports, std::ostream& out) {
+    uint64_t live = 0, leaks = 0;
+    out << "\nAll " << reports.size() << " processes together\n";
+    for (const Report& r : reports) {
+        live += r.summary.live_bytes_end;
+        size_t n = 0;
+        for (const auto& s : r.sites) n += s.verdict == Verdict::Leak;
+        leaks += n;
+        out << "  pid " << r.summary.pid << ": peak " << human_bytes(r.summary.peak_bytes) << ", "
+            << human_bytes(r.summary.live_bytes_end) << " live at end, " << n << " leaking site" << (n == 1 ? "" : "s")
+            << "  (" << r.summary.command << ")\n";
+    }
+    out << "  total: " << human_bytes(live) << " of device memory live at the end, " << leaks << " leaking site"
+        << (leaks == 1 ? "" : "s") << "\n";
 }
 
 } // namespace gpuleak::analyzer
