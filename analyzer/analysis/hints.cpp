@@ -62,11 +62,17 @@ void add_hints(Report& report, const LoadedTrace& trace, const Iterations& itera
     for (const SiteStats& s : report.sites)
         if (s.verdict == Verdict::Leak && s.allocations * 2 <= n_iter) sparse_leaks.push_back(&s);
 
+    // Segments of PyTorch's caching allocator: the usual size, to spot one grown for a rare request.
+    std::vector<uint64_t> segment_sizes;
+    for (const SiteStats& s : report.sites)
+        if (s.allocations && caching_allocator(table.site(s.site))) segment_sizes.push_back(s.bytes_allocated / s.allocations);
+    std::sort(segment_sizes.begin(), segment_sizes.end());
+    uint64_t typical_segment = segment_sizes.empty() ? 0 : segment_sizes[(segment_sizes.size() - 1) / 2];
+
     uint64_t eval_bytes = 0, train_bytes = 0;
     for (SiteStats& s : report.sites) {
         if (!s.allocations) continue;
         const Site& site = table.site(s.site);
-        bool leaking = s.verdict == Verdict::Leak || s.verdict == Verdict::Growth;
         if (s.verdict == Verdict::Leak && forward_pass(site))
             s.hints.push_back("allocated in a forward pass and kept across iterations: something holds each "
                               "iteration's output or loss (losses.append(output) or loss_sum += loss keep the "
@@ -87,8 +93,8 @@ void add_hints(Report& report, const LoadedTrace& trace, const Iterations& itera
             s.hints.push_back("loaded onto cuda:0 by torch.load in rank " + rank +
                               ": every process places a copy on device 0; pass map_location='cpu' or the "
                               "process's own device to torch.load");
-        if (caching_allocator(site) && (leaking || s.verdict == Verdict::Retained) && s.allocations &&
-            s.largest >= 2 * (s.bytes_allocated / s.allocations))
+        if (caching_allocator(site) && s.live_bytes_end[0] && typical_segment &&
+            s.largest >= 4 * typical_segment && s.first_iteration > static_cast<int64_t>(iterations.warmup) + 1)
             s.hints.push_back("PyTorch's caching allocator grew a segment for a rare large request and keeps it "
                               "after the tensors are freed; try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
                               "or torch.cuda.empty_cache() after such batches");

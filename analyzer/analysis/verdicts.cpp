@@ -48,10 +48,14 @@ void dense_series(const SiteStats& s, uint32_t first, uint32_t last, std::vector
     }
 }
 
-// The last third never comes back down to what the first third reached.
+// The last third never comes back down to what the first third reached, and the rise came in at least
+// three steps (one allocation kept for good is retained, not a leak).
 bool keeps_rising(const std::vector<double>& y) {
     size_t third = y.size() / 3;
     if (third == 0) return false;
+    int rises = 0;
+    for (size_t i = 1; i < y.size(); ++i) rises += y[i] > y[i - 1];
+    if (rises < 3) return false;
     double first_max = *std::max_element(y.begin(), y.begin() + third);
     double last_min = *std::min_element(y.end() - third, y.end());
     return last_min > first_max;

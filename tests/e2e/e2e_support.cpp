@@ -76,7 +76,8 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
 }
 
 int shell(const std::string& command, std::string* output) {
-    std::string full = command + " 2>&1";
+    // Grouped, so a redirection inside `command` still applies to it.
+    std::string full = "{ " + command + " ; } 2>&1";
     FILE* p = popen(full.c_str(), "r");
     if (!p) return -1;
     std::string out;

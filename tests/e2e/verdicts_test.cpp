@@ -1,0 +1,208 @@
+// Iteration verdicts and likely-cause hints on loops with known behaviour
+// (tests/scenarios/verdict_scenarios.cpp has the ground truth of each scenario).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "e2e_support.h"
+
+namespace gpuleak::e2e {
+namespace {
+
+Json scenario(const std::string& name, const std::vector<std::string>& report_args = {},
+              std::map<std::string, std::string> env = {}) {
+    RunOptions options;
+    options.env = std::move(env);
+    RunResult r = run({Paths::app("verdict_scenarios"), name}, options);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    if (r.traces.size() != 1) {
+        ADD_FAILURE() << name << ": expected one trace\n" << r.output;
+        return Json::object();
+    }
+    return report(r.traces[0], report_args);
+}
+
+const Json& site(const Json& rep, const std::string& function) {
+    static const Json none = Json::object();
+    const Json* s = site_by_function(rep, function);
+    EXPECT_NE(s, nullptr) << "no site " << function;
+    return s ? *s : none;
+}
+
+std::vector<std::string> leaks(const Json& rep) {
+    std::vector<std::string> out;
+    for (const auto& s : rep["sites"])
+        if (s["verdict"] == "leak") out.push_back(headline_function(s));
+    return out;
+}
+
+void expect_rate(const Json& s, double bytes_per_iteration) {
+    double got = s["growth_bytes_per_iteration"];
+    EXPECT_NEAR(got, bytes_per_iteration, 0.05 * bytes_per_iteration) << s.dump(1);
+}
+
+bool has_hint(const Json& hints, const std::string& text) {
+    for (const auto& h : hints)
+        if (h.get<std::string>().find(text) != std::string::npos) return true;
+    return false;
+}
+
+TEST(Verdicts, LeakEveryIteration) {
+    Json rep = scenario("leak_every_iteration");
+    EXPECT_EQ(rep["iterations"]["source"], "inferred");
+    EXPECT_EQ(rep["iterations"]["count"], 30);
+    EXPECT_EQ(leaks(rep), std::vector<std::string>{"keep_output"});
+    const Json& s = site(rep, "keep_output");
+    expect_rate(s, 1000003);
+    EXPECT_EQ(s["outlived_iteration"], 30);
+    EXPECT_EQ(s["first_iteration"], 1);
+    EXPECT_GT(s["confidence"].get<double>(), 0.95);
+    // Leaks lead the report.
+    EXPECT_EQ(headline_function(rep["sites"][0]), "keep_output");
+    EXPECT_EQ(site(rep, "workspace")["verdict"], "transient");
+    EXPECT_EQ(site(rep, "copy_input")["verdict"], "transient");
+}
+
+TEST(Verdicts, LeakEveryThirdIteration) {
+    Json rep = scenario("leak_every_third");
+    EXPECT_EQ(leaks(rep), std::vector<std::string>{"keep_every_third"});
+    expect_rate(site(rep, "keep_every_third"), 1000000);
+}
+
+TEST(Verdicts, TwoSitesLeakingAtDifferentRates) {
+    Json rep = scenario("two_rates");
+    auto l = leaks(rep);
+    std::sort(l.begin(), l.end());
+    EXPECT_EQ(l, (std::vector<std::string>{"fast_leak", "slow_leak"}));
+    expect_rate(site(rep, "fast_leak"), 1000000);
+    expect_rate(site(rep, "slow_leak"), 1000000);
+}
+
+TEST(Verdicts, BoundedCacheIsNotALeak) {
+    Json rep = scenario("lru_cache");
+    EXPECT_TRUE(leaks(rep).empty());
+    EXPECT_EQ(site(rep, "cache_insert")["verdict"], "retained");
+}
+
+TEST(Verdicts, GradientAccumulationSawtoothIsNotALeak) {
+    Json rep = scenario("sawtooth");
+    EXPECT_TRUE(leaks(rep).empty());
+    EXPECT_EQ(site(rep, "accumulate_grad")["verdict"], "retained");
+}
+
+TEST(Verdicts, VariableKeptPastTheLoopIsRetained) {
+    Json rep = scenario("kept_past_loop");
+    EXPECT_TRUE(leaks(rep).empty());
+    EXPECT_EQ(site(rep, "last_output")["verdict"], "retained");
+}
+
+TEST(Verdicts, GrowingSizesAreGrowthNotLeak) {
+    Json rep = scenario("growing");
+    EXPECT_TRUE(leaks(rep).empty());
+    const Json& s = site(rep, "grow_buffer");
+    EXPECT_EQ(s["verdict"], "growth");
+    expect_rate(s, 100000);
+}
+
+TEST(Verdicts, ModelRebuiltPerFold) {
+    Json rep = scenario("per_fold");
+    auto l = leaks(rep);
+    std::sort(l.begin(), l.end());
+    EXPECT_EQ(l, (std::vector<std::string>{"build_encoder", "build_head"}));
+    expect_rate(site(rep, "build_encoder"), 6000000.0 / 6);
+    EXPECT_TRUE(has_hint(site(rep, "build_encoder")["hints"], "rebuilt per outer loop")) << rep["sites"].dump(1);
+}
+
+TEST(Verdicts, CleanLoopHasNoFalseLeak) {
+    for (const char* name : {"clean", "lru_cache", "sawtooth", "kept_past_loop"}) {
+        Json rep = scenario(name, {"--fail-on", "leak"});
+        for (const auto& s : rep["sites"]) EXPECT_NE(s["verdict"], "leak") << name << ": " << s.dump(1);
+    }
+}
+
+TEST(Verdicts, WarmupSkipsTheFirstIterations) {
+    Json rep = scenario("caching_growth", {"--warmup", "5"});
+    EXPECT_EQ(rep["iterations"]["warmup"], 5);
+    // The three segments of iterations 1-3 are warm-up; only the rare large one remains interesting.
+    EXPECT_TRUE(leaks(rep).empty());
+}
+
+TEST(Hints, ForwardPassRetained) {
+    Json rep = scenario("forward_leak");
+    EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], "forward pass")) << site(rep, "forward").dump(1);
+    EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], ".detach()"));
+    // The same leak outside a forward pass gets no such hint.
+    Json plain = scenario("leak_every_iteration");
+    EXPECT_FALSE(has_hint(site(plain, "keep_output")["hints"], "forward pass"));
+}
+
+TEST(Hints, TorchLoadOnDeviceZeroInAnotherRank) {
+    Json rep = scenario("torch_load_rank", {}, {{"LOCAL_RANK", "1"}});
+    EXPECT_TRUE(has_hint(site(rep, "torch_load")["hints"], "map_location")) << site(rep, "torch_load").dump(1);
+    Json rank0 = scenario("torch_load_rank", {}, {{"LOCAL_RANK", "0"}});
+    EXPECT_FALSE(has_hint(site(rank0, "torch_load")["hints"], "map_location"));
+}
+
+TEST(Hints, EvaluationWithoutNoGrad) {
+    Json rep = scenario("eval_no_grad");
+    EXPECT_TRUE(has_hint(rep["hints"], "no_grad")) << rep["hints"].dump();
+    Json train_only = scenario("forward_leak");
+    EXPECT_FALSE(has_hint(train_only["hints"], "no_grad"));
+}
+
+TEST(Hints, CachingAllocatorGrowth) {
+    Json rep = scenario("caching_growth");
+    bool found = false;
+    for (const auto& s : rep["sites"]) found = found || has_hint(s["hints"], "expandable_segments");
+    EXPECT_TRUE(found) << rep["sites"].dump(1);
+}
+
+TEST(Hints, OversizedRequest) {
+    RunOptions options;
+    options.env["FAKECUDA_CAPACITY"] = "67108864";
+    RunResult r = run({Paths::app("scenario_oom")}, options);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    Json rep = report(r.traces.at(0));
+    ASSERT_EQ(rep["ooms"].size(), 1u);
+    EXPECT_TRUE(has_hint(rep["ooms"][0]["hints"], "65x the typical allocation")) << rep["ooms"].dump(1);
+}
+
+TEST(Gates, ExitCodesAndOneLinePerGate) {
+    RunResult r = run({Paths::app("verdict_scenarios"), "leak_every_iteration"}, {});
+    ASSERT_EQ(r.traces.size(), 1u);
+    std::string out;
+    std::string base = "'" + Paths::report() + "' '" + r.traces[0] + "' --format json >/dev/null ";
+    EXPECT_EQ(shell(base + "--fail-on leak", &out), 1);
+    EXPECT_NE(out.find("--fail-on leak: FAIL (1 leaking site: keep_output"), std::string::npos) << out;
+    EXPECT_EQ(shell(base + "--max-growth 2MiB/iter", &out), 0);
+    EXPECT_NE(out.find("PASS"), std::string::npos) << out;
+    EXPECT_EQ(shell(base + "--max-growth 500KiB/iter", &out), 1);
+    EXPECT_EQ(shell(base + "--max-peak 1GiB --max-live-end 40MiB", &out), 0) << out;
+    EXPECT_EQ(shell(base + "--max-live-end 10MiB", &out), 1) << out;
+    EXPECT_EQ(shell(base + "--max-peak lots", &out), 2) << out;
+    RunResult clean = run({Paths::app("verdict_scenarios"), "clean"}, {});
+    EXPECT_EQ(shell("'" + Paths::report() + "' '" + clean.traces.at(0) + "' --fail-on leak >/dev/null", &out), 0) << out;
+}
+
+TEST(Iterations, ExplicitSiteAndMarkers) {
+    RunResult r = run({Paths::app("verdict_scenarios"), "per_fold"}, {});
+    ASSERT_EQ(r.traces.size(), 1u);
+    // Folds as iterations: the model leaks every iteration.
+    // The line of the fold loop's first allocation, looked up so the test survives edits of the source.
+    std::ifstream source(Paths::source() + "/tests/scenarios/verdict_scenarios.cpp");
+    std::string text;
+    int line = 0, fold_line = 0;
+    while (std::getline(source, text) && !fold_line) {
+        ++line;
+        if (text.find("g_kept.push_back(build_encoder());") != std::string::npos) fold_line = line;
+    }
+    ASSERT_GT(fold_line, 0);
+    Json rep = report(r.traces[0], {"--iteration-site", "verdict_scenarios.cpp:" + std::to_string(fold_line)});
+    EXPECT_EQ(rep["iterations"]["source"], "site");
+    EXPECT_EQ(rep["iterations"]["count"], 5);
+    expect_rate(site(rep, "build_encoder"), 6000000);
+}
+
+} // namespace
+} // namespace gpuleak::e2e
