@@ -34,8 +34,12 @@ struct HookEntry {
 
 HookEntry g_hooks[static_cast<int>(DriverHook::Count)];
 
+struct TableInit;
+const TableInit& table();
+
 void* real_for(DriverHook h, int slot) {
     HookEntry& e = g_hooks[static_cast<int>(h)];
+    if (slot == 0 && !e.symbol) table(); // a hook can run before this library's constructors
     void* p = e.real[slot].load(std::memory_order_acquire);
     if (p || slot != 0) return p;
     p = next_definition(e.symbol, "libcuda.so");
@@ -101,8 +105,7 @@ struct TableInit {
 #undef GPULEAK_FILL
     }
 };
-// Constant data only: safe even if a hook runs before this library's constructors (the table is
-// also filled on first use below).
+// Filled on first use: a hook can be called before this library's constructors have run.
 const TableInit& table() {
     static TableInit init;
     return init;
