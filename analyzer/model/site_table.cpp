@@ -24,7 +24,17 @@ bool is_runtime_function(const std::string& f) {
 
 } // namespace
 
+// Library code (the standard library, anything installed into site-packages such as torch) is not
+// where a user can fix a leak: the headline is the innermost Python frame of their own code.
+bool is_library_file(const std::string& file) {
+    return file.find("/site-packages/") != std::string::npos || file.find("/dist-packages/") != std::string::npos ||
+           (file.find("/lib/python3") != std::string::npos && file.find("/site-packages/") == std::string::npos) ||
+           (!file.empty() && file[0] == '<' && file != "<stdin>" && file != "<string>");
+}
+
 const Frame* Site::headline() const {
+    for (const Frame& f : frames)
+        if (f.python && !is_library_file(f.file)) return &f;
     for (const Frame& f : frames)
         if (f.python) return &f;
     for (const Frame& f : frames)
