@@ -47,7 +47,12 @@ bool analyze(const std::string& path, StackMode mode, const IterationOptions& it
     a.report = replay(a.trace, *a.sites, iterations);
     decide_verdicts(a.report, iterations);
     add_hints(a.report, a.trace, iterations);
-    for (const auto& w : a.symbolizer->warnings()) a.report.warnings.push_back(w);
+    for (const auto& w : a.symbolizer->warnings()) {
+        // System libraries rarely ship debug info, and their frames are not where users fix leaks.
+        bool system = w.find("no debug info for /lib/") != std::string::npos ||
+                      w.find("no debug info for /usr/lib/") != std::string::npos;
+        if (!system) a.report.warnings.push_back(w);
+    }
     return true;
 }
 

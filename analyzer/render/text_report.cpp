@@ -22,9 +22,13 @@ bool startup_frame(const Frame& f) {
 }
 
 void print_stack(const Site& site, const RenderOptions& o, std::ostream& out) {
+    // With Python frames, those are the user's stack; the interpreter's own frames only add noise.
+    bool python = false;
+    for (const Frame& f : site.frames) python = python || f.python;
     size_t shown = 0;
     for (const Frame& f : site.frames) {
         if (startup_frame(f)) break;
+        if (python && !f.python) continue;
         if (shown++ == o.max_frames) {
             out << "        ... " << site.frames.size() - o.max_frames << " more frames\n";
             break;

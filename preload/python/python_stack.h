@@ -21,7 +21,7 @@ struct PyFrame {
 // What the trace stores once per code object. The views point into the live interpreter or into
 // the caller's stack: copy them before the sink returns.
 struct CodeInfo {
-    uint64_t code_id; // never reused, starts at 1
+    uint64_t code_id;                    // never reused, starts at 1
     std::string_view filename, qualname; // UTF-8; "<?>" for strings this reader cannot decode
     int32_t firstlineno;
     std::span<const uint8_t> linetable; // raw co_lnotab (3.9) / co_linetable (3.10+) bytes

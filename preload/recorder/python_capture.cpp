@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "gpuleak/format/encoder.h"
+#include "hooks/real_symbols.h"
 #include "recorder/global_stream.h"
 #include "recorder/thread_writer.h"
 #include "session/config.h"
@@ -87,10 +88,22 @@ uint64_t capture(ThreadState* ts) {
 
 void modules_changed() { python::notify_modules_changed(); }
 
+void init() {
+    python::set_real_dlsym(hooks::real_dlsym());
+    python::set_warning_sink([](const char* message) { log::warn("{}", message); });
+}
+
+void reset_after_fork_child() {
+    python::reset_after_fork();
+    g_info_written.store(false);
+}
+
 #else
 
 uint64_t capture(ThreadState*) { return 0; }
 void modules_changed() {}
+void init() {}
+void reset_after_fork_child() {}
 
 #endif
 

@@ -12,5 +12,8 @@ namespace gpuleak::python_capture {
 uint64_t capture(ThreadState* ts);
 // Python may arrive later through dlopen (an embedded libpython): look again.
 void modules_changed();
+// At session start: the real dlsym (ours is a hook) and where warnings go.
+void init();
+void reset_after_fork_child();
 
 } // namespace gpuleak::python_capture

@@ -347,6 +347,7 @@ void reset_after_fork_child() {
     new (&g_registry_mutex) std::mutex();
     global_stream::reset_after_fork_child();
     reset_modules_after_fork_child();
+    python_capture::reset_after_fork_child();
     // Only the forking thread survives; the others' states are abandoned, not reused.
     ThreadState* me = t_state;
     g_threads = nullptr;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "recorder/process_info.h"
+#include "recorder/python_capture.h"
 #include "recorder/recorder.h"
 #include "recorder/unwinder.h"
 #include "session/config.h"
@@ -42,6 +43,7 @@ bool start() {
     if (!writer::open_file(path)) return false;
     log::info("tracing pid {} into {}", g_pid, path);
     unwinder::init();
+    python_capture::init();
     recorder::write_process_record();
     recorder::scan_modules();
     writer::start_thread(&recorder::collect_idle_chunks);

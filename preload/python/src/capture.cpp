@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "code_registry.h"
+#include "fingerprint.h"
 #include "frame_walk.h"
 #include "object_read.h"
 #include "python_stack.h"
@@ -23,11 +24,6 @@ struct Fresh {
     uintptr_t code;
     uint64_t id;
 };
-
-CodeKey key_of(const Layout& l, uintptr_t code) {
-    return CodeKey{code, load<uintptr_t>(code, l.co_filename), load<uintptr_t>(code, l.co_qualname),
-                   load<uintptr_t>(code, l.co_linetable), load<int32_t>(code, l.co_firstlineno)};
-}
 
 void report(const Runtime& rt, const Fresh& fresh, CodeSink sink, void* ctx) {
     const Layout& l = rt.layout;
@@ -55,7 +51,7 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
         for (; i < n && count < kBatch; ++i) {
             auto code = static_cast<uintptr_t>(frames[i].code_id);
             bool is_new = false;
-            uint64_t id = g_registry.resolve(key_of(rt.layout, code), is_new);
+            uint64_t id = g_registry.resolve(fingerprint(rt.layout, code), is_new);
             if (!id) {
                 ok = false;
                 break;
@@ -65,7 +61,8 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
         }
         g_lock.unlock();
         if (sink) {
-            for (size_t k = 0; k < count; ++k) report(rt, fresh[k], sink, ctx);
+            for (size_t k = 0; k < count; ++k)
+                report(rt, fresh[k], sink, ctx);
         }
     }
     return ok;
@@ -81,19 +78,22 @@ bool in_main_interpreter(const Layout& l, uintptr_t tstate) {
 size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx) {
     const Runtime* rt = runtime();
     if (!rt || !out || max == 0) return 0;
-    if (!rt->is_initialized()) return 0;
+    // Finalization clears the "initialized" flag right after setting "finalizing": test the
+    // latter first so the warning says why stacks stopped.
     if (rt->is_finalizing()) {
         warn_once(Warning::Finalizing,
                   "Python is finalizing: later allocations are recorded without Python stacks");
         return 0;
     }
+    if (!rt->is_initialized()) return 0;
     // The thread's own state even while the GIL is released (as around every ctypes or PyTorch
     // call); the "current" thread state is NULL then.
     auto tstate = reinterpret_cast<uintptr_t>(rt->this_thread_state());
     if (!tstate) return 0;
     if (!in_main_interpreter(rt->layout, tstate)) {
-        // The gilstate binding is the first thread state created on this OS thread, which need
-        // not be the one running now once subinterpreters are involved.
+        // Subinterpreters are out of scope. 3.12+ rebind the gilstate slot whenever a thread
+        // switches interpreters, so this also covers a thread inside run_string(); up to 3.11
+        // the slot keeps the thread's first (main-interpreter) state, whose frames we then report.
         warn_once(Warning::Subinterpreter,
                   "allocations from subinterpreter threads are recorded without Python stacks");
         return 0;

@@ -1,7 +1,7 @@
 // Gives each code object a stable id, keyed by address. Addresses are reused once a code object
 // dies (1,000 exec'd functions used as few as 529 addresses), and nothing tells us when that
-// happens without the GIL, so each entry keeps a fingerprint of pointer fields that a new code
-// object at the same address would almost certainly not share.
+// happens without the GIL, so each entry keeps a fingerprint (fingerprint.h) that a different
+// code object at the same address would not share.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +15,7 @@ struct CodeKey {
     uintptr_t qualname;
     uintptr_t linetable;
     int32_t firstlineno;
+    uint64_t content; // digest of what those pointers point to
 
     bool operator==(const CodeKey&) const = default;
 };

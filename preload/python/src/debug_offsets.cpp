@@ -25,25 +25,25 @@ struct Schema {
 constexpr uint32_t kNone = 0;
 
 constexpr Schema kSchema313 = {
-    48,  56,                          // interpreter_state
-    152, 176, 184,                    // thread_state
-    224, 232, 240, 248, 264, kNone,   // interpreter_frame
-    272, 280, 296, 304, 312, 344, kNone, // code_object
-    352, 360,                         // pyobject
-    368, 376,                         // type_object
-    512, 520, 528,                    // bytes_object
-    536, 544, 552, 560,               // unicode_object
+    48,  56,                               // interpreter_state
+    152, 176, 184,                         // thread_state
+    224, 232, 240, 248, 264, kNone,        // interpreter_frame
+    272, 280, 296, 304, 312, 344,   kNone, // code_object
+    352, 360,                              // pyobject
+    368, 376,                              // type_object
+    512, 520, 528,                         // bytes_object
+    536, 544, 552, 560,                    // unicode_object
 };
 
 constexpr Schema kSchema314 = {
-    48,  56,                        // interpreter_state (threads_main, generations added)
-    176, 200, 208,                  // thread_state
-    248, 256, 264, 272, 288, 304,   // interpreter_frame (stackpointer, tlbc_index added)
+    48,  56,                           // interpreter_state (threads_main, generations added)
+    176, 200, 208,                     // thread_state
+    248, 256, 264, 272, 288, 304,      // interpreter_frame (stackpointer, tlbc_index added)
     312, 320, 336, 344, 352, 384, 392, // code_object (co_tlbc added)
-    400, 408,                       // pyobject (set_object inserted before it)
-    416, 424,                       // type_object
-    592, 600, 608,                  // bytes_object
-    616, 624, 632, 640,             // unicode_object
+    400, 408,                          // pyobject (set_object inserted before it)
+    416, 424,                          // type_object
+    592, 600, 608,                     // bytes_object
+    616, 624, 632, 640,                // unicode_object
 };
 
 // pystack's validateDebugOffsets uses the same bound: anything larger is not a real struct size.
@@ -88,8 +88,12 @@ bool debug_offsets_layout(const void* runtime, uint32_t version_hex, Layout& l, 
     uint32_t minor = (version_hex >> 16) & 0xff;
     if (minor == 13) s = &kSchema313;
     if (minor == 14) s = &kSchema314;
-    if (!s || !runtime) {
+    if (!s) {
         *why = "no _Py_DebugOffsets layout known for this version";
+        return false;
+    }
+    if (!runtime) {
+        *why = "_PyRuntime is not exported";
         return false;
     }
     auto* base = static_cast<const unsigned char*>(runtime);
@@ -164,13 +168,17 @@ bool debug_offsets_layout(const void* runtime, uint32_t version_hex, Layout& l, 
             l.str_state_shift = 8; // `interned` became a whole byte in free-threaded 3.14
         }
     }
+    // co_version follows the six ints that start at co_firstlineno (3.12 to 3.14 alike).
+    l.co_version = static_cast<int32_t>(l.co_firstlineno) + 24;
     // _co_firsttraceable (int) is followed by the pointer co_extra, then co_tlbc in 3.14t, then
     // co_code_adaptive: derived from the neighbour the debug offsets do give.
-    int32_t after_extra = l.co_tlbc != kAbsent ? l.co_tlbc : static_cast<int32_t>(l.co_code_adaptive);
+    int32_t after_extra =
+        l.co_tlbc != kAbsent ? l.co_tlbc : static_cast<int32_t>(l.co_code_adaptive);
     l.co_firsttraceable = after_extra - 16;
     if (!l.free_threaded) {
         int32_t known = minor == 13 ? 184 : 192;
-        if (l.co_firsttraceable != known) l.co_firsttraceable = kAbsent; // unfamiliar build: skip it
+        if (l.co_firsttraceable != known)
+            l.co_firsttraceable = kAbsent; // unfamiliar build: skip it
     }
     return true;
 }

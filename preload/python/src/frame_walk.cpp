@@ -6,7 +6,9 @@ namespace {
 // Shims and skipped frames count too; a corrupted or cyclic chain ends here.
 constexpr size_t kMaxVisited = 4 * kMaxFrames;
 
-bool plausible(uintptr_t p) { return p >= 4096 && (p & 7) == 0; }
+bool plausible(uintptr_t p) {
+    return p >= 4096 && (p & 7) == 0;
+}
 
 bool is_code(const Layout& l, uintptr_t code_type, uintptr_t code) {
     return plausible(code) && load<uintptr_t>(code, l.ob_type) == code_type;
@@ -58,14 +60,14 @@ bool incomplete(const Layout& l, uint8_t owner, uintptr_t code, int32_t offset) 
     return offset < 2 * first;
 }
 
-size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate,
-                               PyFrame* out, size_t max) {
+size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out,
+                               size_t max) {
     uintptr_t frame = load<uintptr_t>(tstate, l.ts_top);
     if (l.cframe_current != kAbsent) {
         // 3.11/3.12: the _PyCFrame lives on the C stack of the eval loop that is blocked in the
         // call that reached us, so it is stable for the duration of the walk.
-        frame = plausible(frame) ? load<uintptr_t>(frame, static_cast<uint32_t>(l.cframe_current))
-                                 : 0;
+        frame =
+            plausible(frame) ? load<uintptr_t>(frame, static_cast<uint32_t>(l.cframe_current)) : 0;
     }
     size_t n = 0;
     for (size_t visited = 0; plausible(frame) && n < max && visited < kMaxVisited; ++visited) {
@@ -74,7 +76,7 @@ size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type, uintptr_t t
         if (owner >= l.owner_shim_min) {
             // 3.12+: every eval-loop call pushes one shim below its frames, so the frame just
             // inside it is where that call entered.
-            if (false && n) out[n - 1].is_entry = true;
+            if (n) out[n - 1].is_entry = true;
         } else {
             uintptr_t code = load<uintptr_t>(frame, l.f_code) & l.code_mask;
             if (is_code(l, code_type, code)) {

@@ -11,8 +11,7 @@ namespace gpuleak::python {
 
 // Reads one field of a live interpreter object. Only the owning thread mutates its frames, and
 // that thread is the caller, blocked in the hook, so plain loads are enough.
-template <typename T>
-inline T load(uintptr_t base, uint32_t offset) {
+template <typename T> inline T load(uintptr_t base, uint32_t offset) {
     T value;
     __builtin_memcpy(&value, reinterpret_cast<const void*>(base + offset), sizeof value);
     return value;

@@ -24,8 +24,8 @@ struct Layout {
     // PyThreadState / PyInterpreterState
     uint32_t ts_interp = 0;
     uint32_t interp_id = 0;
-    uint32_t ts_top = 0;                // frame (3.9/3.10), cframe (3.11/3.12), current_frame (3.13+)
-    int32_t cframe_current = kAbsent;   // 3.11/3.12: ts_top is a _PyCFrame*, frame is at this offset
+    uint32_t ts_top = 0;              // frame (3.9/3.10), cframe (3.11/3.12), current_frame (3.13+)
+    int32_t cframe_current = kAbsent; // 3.11/3.12: ts_top is a _PyCFrame*, frame is at this offset
 
     // Frames
     uint32_t f_back = 0;
@@ -38,7 +38,7 @@ struct Layout {
     int32_t f_owner = kAbsent;           // 3.11+
     int32_t f_tlbc_index = kAbsent;      // 3.14 free-threaded: index into co_tlbc
     uint8_t owner_generator = 1;
-    uint8_t owner_shim_min = 0xff;       // 3.12+: owner >= this is a C-stack/interpreter shim
+    uint8_t owner_shim_min = 0xff; // 3.12+: owner >= this is a C-stack/interpreter shim
 
     // Objects
     uint32_t ob_type = 8;
@@ -48,9 +48,10 @@ struct Layout {
     uint32_t co_qualname = 0; // co_name before 3.11, which has no co_qualname
     uint32_t co_linetable = 0;
     uint32_t co_firstlineno = 0;
-    uint32_t co_code_adaptive = 0;        // 3.11+
-    int32_t co_firsttraceable = kAbsent;  // 3.11+ (int, code units)
-    int32_t co_tlbc = kAbsent;            // 3.14 free-threaded
+    uint32_t co_code_adaptive = 0;       // 3.11+
+    int32_t co_firsttraceable = kAbsent; // 3.11+ (int, code units)
+    int32_t co_tlbc = kAbsent;           // 3.14 free-threaded
+    int32_t co_version = kAbsent;        // 3.12+ (uint32): unique per code object
     uint32_t bytes_sval = 32;
     uint32_t str_length = 16;
     uint32_t str_state = 32;

@@ -39,7 +39,8 @@ bool put_utf8(uint32_t cp, char* buf, size_t cap, size_t& len) {
         n = 4;
     }
     if (len + n > cap) return false;
-    for (size_t i = 0; i < n; ++i) buf[len + i] = tmp[i];
+    for (size_t i = 0; i < n; ++i)
+        buf[len + i] = tmp[i];
     len += n;
     return true;
 }

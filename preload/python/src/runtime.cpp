@@ -27,8 +27,7 @@ std::atomic<uint32_t> g_calls{0};
 Runtime g_runtime;
 Info g_info;
 
-template <typename T>
-T symbol(void* (*real_dlsym)(void*, const char*), const char* name) {
+template <typename T> T symbol(void* (*real_dlsym)(void*, const char*), const char* name) {
     return reinterpret_cast<T>(real_dlsym(RTLD_DEFAULT, name));
 }
 
@@ -136,8 +135,12 @@ void set_real_dlsym(void* (*real_dlsym)(void*, const char*)) {
     g_generation.fetch_add(1, std::memory_order_relaxed);
 }
 
-void notify_modules_changed() { g_generation.fetch_add(1, std::memory_order_relaxed); }
+void notify_modules_changed() {
+    g_generation.fetch_add(1, std::memory_order_relaxed);
+}
 
-void reset_detection_after_fork() { g_detecting.store(false, std::memory_order_relaxed); }
+void reset_detection_after_fork() {
+    g_detecting.store(false, std::memory_order_relaxed);
+}
 
 } // namespace gpuleak::python

@@ -14,7 +14,7 @@ void frame_object_common(Layout& l) {
     l.f_back = 24;
     l.f_code = 32;
     l.co_filename = 104;
-    l.co_qualname = 112; // co_name
+    l.co_qualname = 112;  // co_name
     l.co_linetable = 120; // co_lnotab (3.9) / co_linetable (3.10)
     l.co_firstlineno = 40;
     l.str_ascii_size = 48;
@@ -25,7 +25,7 @@ void frame_object_common(Layout& l) {
 void interpreter_frame_common(Layout& l) {
     l.kind = FrameKind::InterpreterFrame;
     l.ts_interp = 16;
-    l.ts_top = 56; // tstate->cframe
+    l.ts_top = 56;  // tstate->cframe
     l.f_instr = 56; // prev_instr
     l.co_filename = 112;
     l.co_qualname = 128;
@@ -74,6 +74,7 @@ bool table_layout(uint32_t version_hex, Layout& l) {
         l.f_owner = 70;
         l.owner_shim_min = 3; // FRAME_OWNED_BY_CSTACK: the "<shim>" entry frame of each eval call
         l.co_firstlineno = 68;
+        l.co_version = 92;
         l.co_code_adaptive = 192;
         l.co_firsttraceable = 176;
         l.str_ascii_size = 40;

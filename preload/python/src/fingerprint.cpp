@@ -1,0 +1,73 @@
+#include "fingerprint.h"
+
+#include "frame_walk.h"
+
+namespace gpuleak::python {
+namespace {
+
+constexpr int64_t kMaxTableBytes = 16 << 20;
+
+uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+// Line tables up to 128 bytes whole, longer ones by their first and last 64 bytes: the functions
+// re-created in loops are small ones, and the cost per frame stays bounded (module bodies have
+// line tables of many KiB).
+uint64_t table_digest(uintptr_t bytes, uint32_t n, uint64_t h) {
+    if (n < 8) {
+        for (uint32_t i = 0; i < n; ++i)
+            h = mix(h, load<uint8_t>(bytes, i));
+        return h;
+    }
+    if (n <= 128) {
+        for (uint32_t i = 0; i + 8 <= n; i += 8)
+            h = mix(h, load<uint64_t>(bytes, i));
+        return mix(h, load<uint64_t>(bytes, n - 8));
+    }
+    for (uint32_t i = 0; i < 64; i += 8)
+        h = mix(h, load<uint64_t>(bytes, i));
+    for (uint32_t i = n - 64; i < n; i += 8)
+        h = mix(h, load<uint64_t>(bytes, i));
+    return h;
+}
+
+// The str's cached hash (the Py_hash_t after its length; -1 until computed). Names are interned
+// identifiers, so theirs is set, and unlike the length it tells "f_0001" from "f_0002".
+uint64_t str_hash(const Layout& l, uintptr_t str) {
+    return str ? static_cast<uint64_t>(load<int64_t>(str, l.str_length + 8)) : 0;
+}
+
+uint64_t table_summary(const Layout& l, uintptr_t table, bool whole) {
+    if (!table) return 0;
+    int64_t size = load<int64_t>(table, l.var_size);
+    uint64_t h = mix(0, static_cast<uint64_t>(size));
+    if (size <= 0 || size > kMaxTableBytes) return h;
+    auto n = static_cast<uint32_t>(size);
+    uintptr_t bytes = table + l.bytes_sval;
+    if (whole) return table_digest(bytes, n, h);
+    if (n < 8) return h;
+    return mix(mix(h, load<uint64_t>(bytes, 0)), load<uint64_t>(bytes, n - 8));
+}
+
+} // namespace
+
+CodeKey fingerprint(const Layout& l, uintptr_t code) {
+    CodeKey key{code,
+                load<uintptr_t>(code, l.co_filename),
+                load<uintptr_t>(code, l.co_qualname),
+                load<uintptr_t>(code, l.co_linetable),
+                load<int32_t>(code, l.co_firstlineno),
+                0};
+    if (l.co_version != kAbsent) {
+        // Unique per code object unless the 32-bit counter ran out (then it stays 0).
+        uint32_t version = load<uint32_t>(code, static_cast<uint32_t>(l.co_version));
+        key.content = version ? version : table_summary(l, key.linetable, false);
+    } else {
+        key.content = mix(str_hash(l, key.qualname), table_summary(l, key.linetable, true));
+    }
+    return key;
+}
+
+} // namespace gpuleak::python

@@ -1,0 +1,18 @@
+// What identifies a live code object beyond its address. Pointer fields alone are not enough:
+// a loop that exec()s similar functions frees and reallocates the same addresses in the same
+// order, so the code object, its (interned) name and its line table can all reappear at their
+// old addresses with a different line table inside (measured: ~0.3% of 5,000 iterations).
+#pragma once
+
+#include <cstdint>
+
+#include "code_registry.h"
+#include "layout.h"
+
+namespace gpuleak::python {
+
+// 3.12+: co_version, a per-code-object counter. 3.9-3.11 have no such counter: the qualname's
+// cached hash and a digest of the line table's bytes stand in for it.
+CodeKey fingerprint(const Layout& l, uintptr_t code);
+
+} // namespace gpuleak::python
