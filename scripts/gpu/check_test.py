@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Unit tests of check.py's verdicts on hand-made truths and reports, including the cases a run
+without a GPU never produces (Python frames, a wrong headline, an OOM the driver never saw).
+
+usage: python3 check_test.py   (ctest: gpu_validate.check_py)
+"""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check  # noqa: E402
+
+MIB = 1 << 20
+SCRIPT = "/work/scripts/gpu/torch_leak.py"
+
+
+def rows(fn, *args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fn(*args)
+    return [line.split("\t") for line in out.getvalue().splitlines()]
+
+
+def verdicts(table):
+    return {r[0]: r[4] for r in table}
+
+
+def frame(kind, function, file=None, line=None):
+    return {"function": function, "file": file, "line": line, "module": None, "kind": kind,
+            "inlined": False}
+
+
+def site(site_id, head, live_count=0, live_bytes=0, allocations=1, **extra):
+    return dict({"id": site_id, "frames": [head], "headline": head, "apis": ["cudaMalloc"],
+                 "kinds": ["device"], "allocations": allocations, "frees": 0,
+                 "bytes_allocated": live_bytes, "live_count_end": live_count,
+                 "live_bytes_end": live_bytes, "pinned_live_count_end": 0,
+                 "pinned_live_bytes_end": 0}, **extra)
+
+
+def report(sites, live_bytes, peak=0, ooms=()):
+    return {"summary": {"live_bytes_end": live_bytes, "peak_bytes": peak, "complete": False},
+            "sites": sites, "ooms": list(ooms)}
+
+
+class NativeTest(unittest.TestCase):
+    truth = {"allocations": 4, "frees": 1, "failed_allocations": 0, "live_count_end": 3,
+             "live_bytes_end": 300, "pinned_live_bytes_end": 0, "leak_function": "leaky",
+             "sites": [{"function": "pair", "kind": "device", "apis": ["cudaMalloc", "cuMemAlloc_v2"],
+                        "allocations": 1, "frees": 1, "bytes_allocated": 7, "live_count_end": 0,
+                        "live_bytes_end": 0},
+                       {"function": "leaky", "kind": "device", "apis": ["cudaMalloc", "cuMemAlloc_v2"],
+                        "allocations": 3, "frees": 0, "bytes_allocated": 300,
+                        "live_count_end": 3, "live_bytes_end": 300}]}
+
+    def good_report(self):
+        pair = site(1, frame("native", "pair"), allocations=1)
+        pair.update(frees=1, bytes_allocated=7, apis=["cuMemAlloc_v2"])
+        leaky = site(0, frame("native", "leaky"), 3, 300, allocations=3)
+        summary = {k: self.truth[k] for k in ("allocations", "frees", "failed_allocations",
+                                              "live_count_end", "live_bytes_end",
+                                              "pinned_live_bytes_end")}
+        return {"summary": summary, "sites": [leaky, pair], "ooms": []}
+
+    def test_matching_report_passes(self):
+        table = rows(check.check_native, self.truth, self.good_report(), "shared")
+        self.assertEqual({r[4] for r in table}, {"PASS"}, table)
+
+    def test_wrong_bytes_and_missing_site_fail(self):
+        r = self.good_report()
+        r["sites"][1]["bytes_allocated"] = 8
+        r["sites"][0]["headline"] = frame("native", "main")
+        v = verdicts(rows(check.check_native, self.truth, r, "static"))
+        self.assertEqual(v["cuda site pair"], "FAIL")
+        self.assertEqual(v["cuda site leaky"], "FAIL")
+        self.assertEqual(v["cuda leak top site"], "FAIL")
+        self.assertEqual(v["cuda summary"], "PASS")
+
+    def test_api_outside_the_accepted_set_fails(self):
+        r = self.good_report()
+        r["sites"][1]["apis"] = ["cudaMallocAsync"]
+        self.assertEqual(verdicts(rows(check.check_native, self.truth, r, "x"))["cuda site pair"], "FAIL")
+
+
+class PythonTest(unittest.TestCase):
+    def leak_truth(self, mode):
+        return {"framework": "torch", "scenario": "leak", "mode": mode, "expected_live": 24 * MIB,
+                "expected_live_source": "allocated",
+                "leak": {"file": SCRIPT, "line": 20, "count": 3, "bytes_each": 8 * MIB}}
+
+    def test_per_tensor_leak_with_python_frames(self):
+        head = frame("python", "<module>", "torch_leak.py", 20)
+        r = report([site(0, head, 3, 24 * MIB), site(1, frame("python", "<module>", SCRIPT, 14), 1, MIB)],
+                   25 * MIB)
+        v = verdicts(rows(check.check_python, self.leak_truth("cudaMallocAsync"), r, "cudaMallocAsync"))
+        self.assertEqual(v, {"live bytes": "PASS", "leak count": "PASS",
+                             "leak line": "PASS"})
+
+    def test_wrong_line_fails_and_no_python_frames_is_pending(self):
+        r = report([site(0, frame("python", "<module>", SCRIPT, 19), 3, 24 * MIB)], 24 * MIB)
+        v = verdicts(rows(check.check_python, self.leak_truth("no-caching"), r, "no-caching"))
+        self.assertEqual(v["leak line"], "FAIL")
+        self.assertEqual(v["leak count"], "FAIL")  # the leak line's sites hold nothing
+        r = report([site(0, frame("native", "at::empty"), 3, 24 * MIB)], 24 * MIB)
+        table = rows(check.check_python, self.leak_truth("no-caching"), r, "no-caching")
+        self.assertEqual(verdicts(table)["leak count"], "PASS")  # the top site stands in
+        pending = [x for x in table if x[0] == "leak line"][0]
+        self.assertEqual((pending[3], pending[4]), ("pending (no Python frames)", "SKIP"))
+
+    def test_byte_tolerance(self):
+        truth = dict(self.leak_truth("default"), expected_live=1000 * MIB)
+        del truth["leak"]
+        ok = verdicts(rows(check.check_python, truth, report([], 1000 * MIB + 140 * MIB), "default"))
+        bad = verdicts(rows(check.check_python, truth, report([], 1000 * MIB + 150 * MIB), "default"))
+        self.assertEqual((ok["live bytes"], bad["live bytes"]), ("PASS", "FAIL"))
+
+    def oom_truth(self, mode):
+        return {"framework": "torch", "scenario": "oom", "mode": mode, "expected_live": 0,
+                "expected_live_source": "reserved",
+                "oom": {"file": SCRIPT, "line": 21, "requested": 1000 * MIB + 5, "raised": True,
+                        "live_before": 40 * MIB, "live_before_source": "reserved"}}
+
+    def test_oom_rounded_by_the_caching_allocator(self):
+        r = report([site(4, frame("python", "<module>", SCRIPT, 21))], 0,
+                   ooms=[{"requested_bytes": 1002 * MIB, "site": 4, "live_bytes": 40 * MIB,
+                          "error": 2}])
+        v = verdicts(rows(check.check_python, self.oom_truth("default"), r, "default"))
+        self.assertEqual(v, {"live bytes": "PASS", "oom recorded": "PASS",
+                             "oom live": "PASS", "oom line": "PASS"})
+
+    def test_oom_never_seen_by_the_driver(self):
+        r = report([], 0)
+        self.assertEqual(verdicts(rows(check.check_python, self.oom_truth("expandable"), r,
+                                       "expandable"))["oom recorded"], "SKIP")
+        self.assertEqual(verdicts(rows(check.check_python, self.oom_truth("default"), r,
+                                       "default"))["oom recorded"], "FAIL")
+
+
+class OverheadAndInputTest(unittest.TestCase):
+    def test_overhead(self):
+        plain = {"ms_per_step": 2.0, "final_loss": 1.0}
+        traced_report = {"summary": {"complete": True}}
+        v = verdicts(rows(check.check_overhead, plain, {"ms_per_step": 2.2, "final_loss": 1.0},
+                          traced_report, "default"))
+        self.assertEqual(v, {"overhead": "PASS", "traced exit": "PASS"})
+        v = verdicts(rows(check.check_overhead, plain, {"ms_per_step": 2.2, "final_loss": 1.5},
+                          {"summary": {"complete": False}}, "default"))
+        self.assertEqual(v, {"overhead": "FAIL", "traced exit": "FAIL"})
+
+    def test_unreadable_input_is_a_fail_row(self):
+        with tempfile.TemporaryDirectory() as d:
+            truth = os.path.join(d, "truth.json")
+            with open(truth, "w") as f:
+                json.dump({"framework": "torch"}, f)
+            table = rows(check.main, ["check.py", "python", truth, os.path.join(d, "none.json"), "m"])
+        self.assertEqual(len(table), 1)
+        self.assertEqual(table[0][4], "FAIL")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
