@@ -3,6 +3,7 @@
 
 #include "analysis/verdicts.h"
 #include "render/renderers.h"
+#include "render/source_lines.h"
 
 namespace gpuleak::analyzer {
 namespace {
@@ -18,6 +19,14 @@ Json frame_json(const Frame& f) {
                 {"module", or_null(f.module)},
                 {"kind", f.python ? "python" : "native"},
                 {"inlined", f.inlined}};
+}
+
+// The headline frame also carries its source text when the file is readable.
+Json headline_json(const Frame& f) {
+    Json j = frame_json(f);
+    const std::string& text = source_line(f.file, f.line);
+    j["source"] = text.empty() ? Json(nullptr) : Json(text);
+    return j;
 }
 
 Json by_site_json(const std::vector<SiteBytes>& list) {
@@ -71,7 +80,7 @@ Json report_json(const Report& r) {
             if (st.kinds_seen >> k & 1) kinds.push_back(format::kind_name(static_cast<format::MemKind>(k)));
         sites.push_back({{"id", st.site},
                          {"frames", frames},
-                         {"headline", head ? frame_json(*head) : Json(nullptr)},
+                         {"headline", head ? headline_json(*head) : Json(nullptr)},
                          {"apis", apis},
                          {"kinds", kinds},
                          {"allocations", st.allocations},
@@ -136,9 +145,11 @@ Json report_json(const Report& r) {
     return j;
 }
 
+// Strings come from the traced process (argv, paths, thread names) and need not be UTF-8: invalid
+// bytes become U+FFFD instead of an exception.
 void render_json(const std::vector<Report>& reports, std::ostream& out) {
     if (reports.size() == 1) {
-        out << report_json(reports[0]).dump(2) << "\n";
+        out << report_json(reports[0]).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
         return;
     }
     Json j;
@@ -158,7 +169,7 @@ void render_json(const std::vector<Report>& reports, std::ostream& out) {
                    {"live_bytes_end", live},
                    {"sum_of_peak_bytes", peak_sum},
                    {"leaking_sites", leaks}};
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 } // namespace gpuleak::analyzer

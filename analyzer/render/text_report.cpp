@@ -4,6 +4,7 @@
 
 #include "analysis/verdicts.h"
 #include "render/format_util.h"
+#include "render/source_lines.h"
 #include "render/renderers.h"
 
 namespace gpuleak::analyzer {
@@ -43,6 +44,14 @@ void print_stack(const Site& site, const RenderOptions& o, std::ostream& out) {
 std::string headline(const Site& site) {
     const Frame* f = site.headline();
     return f ? frame_function(*f) + " at " + frame_location(*f) : "unknown site";
+}
+
+// The headline with its source text, for the lines a reader starts from.
+std::string headline_with_source(const Site& site) {
+    const Frame* f = site.headline();
+    if (!f) return headline(site);
+    const std::string& text = source_line(f->file, f->line);
+    return text.empty() ? headline(site) : headline(site) + " — " + text;
 }
 
 std::string sparkline(const std::vector<uint64_t>& values) {
@@ -85,7 +94,7 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
         char rate[64], conf[32];
         std::snprintf(rate, sizeof rate, "+%s/iteration", human_bytes(static_cast<uint64_t>(std::max(0.0, st.growth_bytes_per_iteration))).c_str());
         std::snprintf(conf, sizeof conf, "fit R^2 %.2f", st.confidence);
-        out << "  " << (st.verdict == Verdict::Leak ? "LEAK  " : "GROWTH") << "  " << headline(sites.site(st.site))
+        out << "  " << (st.verdict == Verdict::Leak ? "LEAK  " : "GROWTH") << "  " << headline_with_source(sites.site(st.site))
             << "\n        " << rate << ", " << human_bytes(st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2])
             << " live at end in " << with_commas(st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2])
             << " allocations, first seen in iteration " << st.first_iteration << ", " << conf << "\n";
@@ -169,7 +178,7 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
                 << " failed (CUDA error " << e.error << (e.error == 2 ? ", out of memory" : "") << ")";
             if (e.total_bytes)
                 out << "; device had " << human_bytes(e.free_bytes) << " free of " << human_bytes(e.total_bytes);
-            out << "\n      requested by " << headline(sites.site(e.site)) << "\n";
+            out << "\n      requested by " << headline_with_source(sites.site(e.site)) << "\n";
             for (const auto& h : e.hints) out << "      likely cause: " << h << "\n";
             print_stack(sites.site(e.site), o, out);
             out << "      live then: " << human_bytes(e.live_bytes) << " of device memory";
