@@ -86,7 +86,8 @@ TEST_P(PythonSeeds, AppendOutputLeaks) {
     EXPECT_EQ(leak_headlines(rep), marked_lines("append_output")) << rep["sites"].dump(1);
     // The report quotes the line itself, read from the script.
     for (const auto& s : rep["sites"]) {
-        if (s["verdict"] == "leak") EXPECT_EQ(s["headline"]["source"], "output = model(x)  # LEAK");
+        if (s["verdict"] != "leak") continue;
+        EXPECT_EQ(s["headline"]["source"], "output = model(x)  # LEAK");
     }
 }
 
