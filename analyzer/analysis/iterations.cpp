@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
+#include "analysis/site_cache.h"
 #include "trace/event_stream.h"
 
 namespace gpuleak::analyzer {
@@ -24,37 +26,45 @@ bool site_passes_through(const Site& site, const std::string& location) {
     return false;
 }
 
-uint32_t alloc_site(LoadedTrace& trace, SiteTable& sites, const Event& e) {
-    return sites.site_for(trace.native_node(e.thread, e.record->stack), trace.py_node(e.thread, e.record->py_stack));
-}
-
 } // namespace
 
 Iterations find_iterations(LoadedTrace& trace, SiteTable& sites, const IterationOptions& options) {
     Iterations it;
     it.warmup = options.warmup;
+    SiteCache cache(trace, sites);
+    std::vector<uint64_t> site_times;
+    if (!options.site_location.empty()) {
+        std::vector<int8_t> passes; // per site: -1 not checked yet, else whether it passes through
+        for_each_event(trace, [&](const Event& e) {
+            if (e.record->tag != format::Tag::Alloc) return;
+            uint32_t site = cache.site(e.thread, e.record->stack, e.record->py_stack);
+            if (site >= passes.size()) passes.resize(site + 1, -1);
+            if (passes[site] < 0) passes[site] = site_passes_through(sites.site(site), options.site_location);
+            if (passes[site]) site_times.push_back(e.record->ts);
+        });
+    }
+    // Allocation counts per site come from pass 1. Visiting the stacks in the order their first
+    // allocations have in time makes SiteTable create sites in the order a pass over the events would.
     struct SiteCount {
         uint64_t count = 0;
         uint64_t first_ts = 0;
     };
     std::unordered_map<uint32_t, SiteCount> counts;
-    std::vector<uint64_t> marker_times, site_times;
-    for_each_event(trace, [&](const Event& e) {
-        if (e.record->tag == format::Tag::Marker) {
-            marker_times.push_back(e.record->ts);
-            return;
-        }
-        if (e.record->tag != format::Tag::Alloc) return;
-        uint32_t site = alloc_site(trace, sites, e);
-        auto& c = counts[site];
-        if (!c.count++) c.first_ts = e.record->ts;
-        if (!options.site_location.empty() && site_passes_through(sites.site(site), options.site_location))
-            site_times.push_back(e.record->ts);
+    std::vector<const StackAllocations*> stacks;
+    for (const StackAllocations& s : trace.alloc_stacks) stacks.push_back(&s);
+    std::sort(stacks.begin(), stacks.end(), [](const StackAllocations* a, const StackAllocations* b) {
+        return std::tie(a->first_ts, a->thread, a->first_ordinal) < std::tie(b->first_ts, b->thread, b->first_ordinal);
     });
+    for (const StackAllocations* s : stacks) {
+        SiteCount& c = counts[cache.site(s->thread, s->stack, s->py_stack)];
+        if (!c.count) c.first_ts = s->first_ts;
+        c.count += s->count;
+    }
+    const std::vector<uint64_t>& marker_times = trace.marker_times;
     it.markers = marker_times.size();
     if (!marker_times.empty() && options.site_location.empty()) {
         it.source = "markers";
-        it.boundaries = std::move(marker_times);
+        it.boundaries = marker_times;
         return it;
     }
     if (!options.site_location.empty()) {
@@ -74,10 +84,8 @@ Iterations find_iterations(LoadedTrace& trace, SiteTable& sites, const Iteration
         if (c.count == best_count && c.first_ts < earliest) earliest = c.first_ts, it.clock_site = site;
     it.has_clock_site = true;
     it.source = "inferred";
-    for_each_event(trace, [&](const Event& e) {
-        if (e.record->tag == format::Tag::Alloc && alloc_site(trace, sites, e) == it.clock_site)
-            it.boundaries.push_back(e.record->ts);
-    });
+    it.boundaries_at_clock_site = true;
+    it.boundaries.reserve(best_count); // one per allocation of the clock site
     return it;
 }
 

@@ -27,6 +27,9 @@ struct IterationOptions {
 struct Iterations {
     std::string source = "none"; // markers | site | inferred | none
     std::vector<uint64_t> boundaries; // timestamps (ns), ascending
+    // Inferred: the boundaries are the clock site's allocations, which the replay collects as it
+    // meets them (saving a pass over the trace); until then `boundaries` is empty.
+    bool boundaries_at_clock_site = false;
     uint32_t clock_site = 0;
     bool has_clock_site = false;
     uint64_t markers = 0;

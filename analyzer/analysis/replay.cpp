@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/address_map.h"
+#include "analysis/site_cache.h"
 #include "trace/event_stream.h"
 
 namespace gpuleak::analyzer {
@@ -16,6 +18,7 @@ using format::Tag;
 constexpr size_t kLargestKept = 10;
 constexpr size_t kOomsKept = 100;
 constexpr size_t kOomSitesKept = 20;
+constexpr size_t kSizeSampleKept = 1 << 20; // allocation sizes kept for the median
 
 struct LiveAllocation {
     uint64_t size;
@@ -32,8 +35,9 @@ struct VmmHandle {
 
 class Replay {
 public:
-    Replay(LoadedTrace& trace, SiteTable& sites, const Iterations& iterations)
-        : trace_(trace), sites_(sites), boundaries_(iterations.boundaries) {}
+    Replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations)
+        : trace_(trace), sites_(sites), site_cache_(trace, sites), iterations_(iterations),
+          boundaries_(iterations.boundaries) {}
 
     Report run() {
         report_.trace_path = trace_.path;
@@ -42,12 +46,43 @@ public:
         s.pid = trace_.process.pid;
         s.command = trace_.process.command();
         s.clean_end = trace_.clean_end;
-        for_each_event(trace_, [this](const Event& e) { on_event(e); });
+        uint64_t allocations = 0; // counted by pass 1: the sample of sizes is allocated once
+        for (const StackAllocations& a : trace_.alloc_stacks) allocations += a.count;
+        size_sample_.reserve(std::min<uint64_t>(allocations, kSizeSampleKept));
+        if (iterations_.boundaries_at_clock_site) replay_collecting_boundaries();
+        else for_each_event(trace_, [this](const Event& e) { on_event(e); });
         finish();
         return std::move(report_);
     }
 
 private:
+    // The clock site's allocations are the boundaries, found as the replay meets them. A boundary
+    // takes effect before every event at or after its time, so events tied in time with a clock
+    // allocation are looked at together first: the result is what a list made in advance gives.
+    void replay_collecting_boundaries() {
+        EventStream stream(trace_);
+        std::vector<std::pair<uint32_t, format::Record>> tied;
+        while (const Event* e = stream.next()) {
+            uint64_t ts = e->record->ts;
+            if (stream.peek_ts() != ts) { // alone at its time: almost every event
+                if (is_clock(e->thread, *e->record)) boundaries_.push_back(ts);
+                on_event(*e);
+                continue;
+            }
+            tied.clear();
+            tied.emplace_back(e->thread, *e->record);
+            while (stream.peek_ts() == ts && (e = stream.next())) tied.emplace_back(e->thread, *e->record);
+            for (const auto& [thread, r] : tied)
+                if (is_clock(thread, r)) boundaries_.push_back(ts);
+            for (const auto& [thread, r] : tied) on_event({thread, &r});
+        }
+        iterations_.boundaries_at_clock_site = false;
+    }
+
+    bool is_clock(uint32_t thread, const format::Record& r) {
+        return r.tag == Tag::Alloc && site_cache_.site(thread, r.stack, r.py_stack) == iterations_.clock_site;
+    }
+
     SiteStats& stats(uint32_t site) {
         if (site >= report_.sites.size()) {
             report_.sites.resize(site + 1);
@@ -83,11 +118,11 @@ private:
 
     void add(uint64_t address, bool host, const LiveAllocation& a) {
         auto& live = host ? host_live_ : device_live_map_;
-        auto [it, fresh] = live.try_emplace(address, a);
+        auto [entry, fresh] = live.try_emplace(address, a);
         if (!fresh) {
             // A free we never saw (e.g. from a path outside our hooks): the old block is gone.
-            change_live(it->second, false);
-            it->second = a;
+            change_live(*entry, false);
+            *entry = a;
         }
         change_live(a, true);
     }
@@ -107,7 +142,7 @@ private:
 
     void on_alloc(const Event& e) {
         const format::Record& r = *e.record;
-        uint32_t site = sites_.site_for(trace_.native_node(e.thread, r.stack), trace_.py_node(e.thread, r.py_stack));
+        uint32_t site = site_cache_.site(e.thread, r.stack, r.py_stack);
         LiveAllocation a{r.size, site, r.kind, iteration_};
         SiteStats& st = stats(site);
         if (st.first_iteration < 0) st.first_iteration = iteration_;
@@ -118,7 +153,7 @@ private:
         st.kinds_seen |= 1 << static_cast<int>(r.kind);
         st.apis_seen |= 1ull << static_cast<int>(r.api);
         report_.summary.allocations += 1;
-        if (size_sample_.size() < (1u << 20)) size_sample_.push_back(r.size);
+        if (size_sample_.size() < kSizeSampleKept) size_sample_.push_back(r.size);
         if (r.api == Api::cuMemCreate) {
             auto [it, fresh] = handles_.try_emplace(r.address, VmmHandle{a});
             if (!fresh) {
@@ -130,8 +165,10 @@ private:
             add(r.address, r.kind == MemKind::PinnedHost, a);
         }
         if (largest_.size() == kLargestKept && r.size <= largest_.back().bytes) return;
-        largest_.push_back({r.size, site, format::api_name(r.api), format::kind_name(r.kind), now_s_});
-        std::stable_sort(largest_.begin(), largest_.end(), [](auto& x, auto& y) { return x.bytes > y.bytes; });
+        // Largest first; after the ones of equal size already kept (as a stable sort would place it).
+        auto at = std::upper_bound(largest_.begin(), largest_.end(), r.size,
+                                   [](uint64_t bytes, const LargestAllocation& x) { return bytes > x.bytes; });
+        largest_.insert(at, {r.size, site, format::api_name(r.api), format::kind_name(r.kind), now_s_});
         if (largest_.size() > kLargestKept) largest_.pop_back();
     }
 
@@ -141,13 +178,13 @@ private:
             return;
         }
         auto& live = r.space == format::Space::Host ? host_live_ : device_live_map_;
-        auto it = live.find(r.address);
-        if (it == live.end()) {
+        LiveAllocation* a = live.find(r.address);
+        if (!a) {
             report_.summary.unknown_frees += 1;
             return;
         }
-        release(it->second);
-        live.erase(it);
+        release(*a);
+        live.erase(a);
     }
 
     void on_failed(const Event& e) {
@@ -160,7 +197,7 @@ private:
         oom.api = format::api_name(r.api);
         oom.device = static_cast<int>(r.device);
         oom.error = static_cast<int>(r.result);
-        oom.site = sites_.site_for(trace_.native_node(e.thread, r.stack), trace_.py_node(e.thread, r.py_stack));
+        oom.site = site_cache_.site(e.thread, r.stack, r.py_stack);
         stats(oom.site);
         oom.live_bytes = device_live_;
         oom.free_bytes = r.free_bytes ? r.free_bytes - 1 : 0;
@@ -172,13 +209,18 @@ private:
         report_.ooms.push_back(std::move(oom));
     }
 
-    // Live memory per site at the end of each iteration, for the sites that changed in it.
+    // Live memory per site at the end of each iteration, for the sites that changed in it. A site
+    // that ends the iteration where its last sample (or 0) left it gets no sample: readers carry
+    // values forward, and a loop that allocates and frees in every iteration adds nothing.
     void sample_changed_sites() {
         for (uint32_t site : changed_sites_) {
             SiteStats& st = report_.sites[site];
             st.changed = false;
-            st.series.push_back({iteration_, st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2],
-                                 st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2]});
+            uint64_t bytes = st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2];
+            uint64_t count = st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2];
+            uint64_t last_bytes = st.series.empty() ? 0 : st.series.back().bytes;
+            uint64_t last_count = st.series.empty() ? 0 : st.series.back().count;
+            if (bytes != last_bytes || count != last_count) st.series.push_back({iteration_, bytes, count});
         }
         changed_sites_.clear();
     }
@@ -234,7 +276,7 @@ private:
         sample_changed_sites();
         // Never freed: the end of the trace ended their iteration too.
         for (auto* live : {&device_live_map_, &host_live_})
-            for (const auto& [address, a] : *live) report_.sites[a.site].outlived += 1;
+            live->for_each([this](uint64_t, const LiveAllocation& a) { report_.sites[a.site].outlived += 1; });
         for (const auto& [handle, h] : handles_) report_.sites[h.allocation.site].outlived += 1;
         Summary& s = report_.summary;
         s.duration_s = now_s_;
@@ -264,7 +306,9 @@ private:
 
     LoadedTrace& trace_;
     SiteTable& sites_;
-    const std::vector<uint64_t>& boundaries_;
+    SiteCache site_cache_;
+    Iterations& iterations_;
+    std::vector<uint64_t>& boundaries_;
     size_t next_boundary_ = 0;
     uint32_t iteration_ = 0;
     std::vector<uint32_t> changed_sites_;
@@ -274,7 +318,7 @@ private:
     uint64_t device_live_ = 0;
     uint64_t peak_epoch_ = 0;
     std::vector<uint64_t> site_epoch_;
-    std::unordered_map<uint64_t, LiveAllocation> device_live_map_, host_live_;
+    AddressMap<LiveAllocation> device_live_map_, host_live_;
     std::unordered_map<uint64_t, VmmHandle> handles_;
     std::map<uint64_t, std::pair<uint64_t, uint64_t>> mappings_; // address -> (size, handle)
     std::vector<LargestAllocation> largest_;
@@ -282,7 +326,7 @@ private:
 
 } // namespace
 
-Report replay(LoadedTrace& trace, SiteTable& sites, const Iterations& iterations) {
+Report replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations) {
     Report report = Replay(trace, sites, iterations).run();
     report.iterations = {iterations.source, iterations.count(), iterations.markers, iterations.warmup,
                          iterations.has_clock_site ? static_cast<int64_t>(iterations.clock_site) : -1};

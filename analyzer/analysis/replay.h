@@ -15,8 +15,9 @@
 
 namespace gpuleak::analyzer {
 
-// Also samples each site's live memory at the end of every iteration and counts the allocations
-// that outlived the iteration that made them.
-Report replay(LoadedTrace& trace, SiteTable& sites, const Iterations& iterations);
+// Also samples each site's live memory at the end of every iteration, counts the allocations that
+// outlived the iteration that made them, and completes `iterations` whose boundaries are still to
+// be collected (see iterations.h).
+Report replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations);
 
 } // namespace gpuleak::analyzer

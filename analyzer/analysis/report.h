@@ -36,7 +36,9 @@ struct SiteStats {
     // Iterations (analysis/iterations.h).
     int64_t first_iteration = -1;
     uint64_t outlived = 0; // allocations still live after the iteration that made them ended
-    std::vector<IterationSample> series; // sparse: one sample per iteration in which the site changed
+    // Sparse: a sample at the end of an iteration in which the site changed, unless it ended where the
+    // previous sample (or 0) left it. Values hold until the next sample.
+    std::vector<IterationSample> series;
     bool changed = false;                // since the last sample
     Verdict verdict = Verdict::None;
     double growth_bytes_per_iteration = 0;

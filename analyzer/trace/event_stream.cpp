@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <queue>
+#include <optional>
 
 namespace gpuleak::analyzer {
-namespace {
 
 bool is_timed(format::Tag tag) {
     switch (tag) {
@@ -23,17 +22,22 @@ bool is_timed(format::Tag tag) {
     }
 }
 
-class ThreadStream {
+class EventStream::ThreadStream {
 public:
     ThreadStream(uint32_t thread, std::vector<const format::BlockRef*> blocks)
         : thread_(thread), blocks_(std::move(blocks)) {}
 
-    // Moves to the next timed record; false at the end of the thread's blocks.
+    // Moves to the next timed record; false at the end of the thread's blocks. The record before
+    // stays valid until the following advance (two buffers), so a reader may look one event ahead.
     bool advance(format::TraceFile& file, std::vector<std::string>& warnings) {
         for (;;) {
             if (cursor_) {
-                while (cursor_->next(record_))
-                    if (is_timed(record_.tag)) return true;
+                format::Record& r = records_[!current_];
+                while (cursor_->next(r))
+                    if (is_timed(r.tag)) {
+                        current_ = !current_;
+                        return true;
+                    }
                 if (!cursor_->error().empty())
                     warnings.push_back("malformed record in thread " + std::to_string(thread_) + ": " +
                                        cursor_->error());
@@ -50,7 +54,7 @@ public:
     }
 
     uint32_t thread() const { return thread_; }
-    const format::Record& record() const { return record_; }
+    const format::Record& record() const { return records_[current_]; }
 
 private:
     uint32_t thread_;
@@ -58,33 +62,67 @@ private:
     size_t next_block_ = 0;
     std::vector<uint8_t> payload_;
     std::optional<format::RecordCursor> cursor_;
-    format::Record record_;
+    format::Record records_[2];
+    bool current_ = false;
 };
 
-} // namespace
-
-bool for_each_event(LoadedTrace& trace, const std::function<void(const Event&)>& on_event) {
+EventStream::EventStream(LoadedTrace& trace) : trace_(trace), warnings_before_(trace.warnings.size()) {
     std::map<uint32_t, std::vector<const format::BlockRef*>> by_thread;
     for (const auto& b : trace.file.blocks())
         if (b.thread_index != format::kGlobalThreadIndex) by_thread[b.thread_index].push_back(&b);
-    std::vector<std::unique_ptr<ThreadStream>> streams;
     for (auto& [thread, blocks] : by_thread) {
         std::sort(blocks.begin(), blocks.end(),
                   [](const format::BlockRef* a, const format::BlockRef* b) { return a->sequence < b->sequence; });
-        streams.push_back(std::make_unique<ThreadStream>(thread, std::move(blocks)));
+        streams_.push_back(std::make_unique<ThreadStream>(thread, std::move(blocks)));
     }
-    using Head = std::pair<uint64_t, size_t>; // (ts, stream index)
-    std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
-    size_t before = trace.warnings.size();
-    for (size_t i = 0; i < streams.size(); ++i)
-        if (streams[i]->advance(trace.file, trace.warnings)) heads.push({streams[i]->record().ts, i});
-    while (!heads.empty()) {
-        size_t i = heads.top().second;
-        heads.pop();
-        on_event({streams[i]->thread(), &streams[i]->record()});
-        if (streams[i]->advance(trace.file, trace.warnings)) heads.push({streams[i]->record().ts, i});
+    for (size_t i = 0; i < streams_.size(); ++i)
+        if (streams_[i]->advance(trace.file, trace.warnings)) push(i);
+}
+
+EventStream::~EventStream() = default;
+
+bool EventStream::less(size_t a, size_t b) const {
+    uint64_t ta = streams_[a]->record().ts, tb = streams_[b]->record().ts;
+    return ta < tb || (ta == tb && a < b);
+}
+
+void EventStream::push(size_t stream) {
+    heap_.push_back(stream);
+    std::push_heap(heap_.begin(), heap_.end(), [this](size_t a, size_t b) { return less(b, a); });
+}
+
+size_t EventStream::pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), [this](size_t a, size_t b) { return less(b, a); });
+    size_t stream = heap_.back();
+    heap_.pop_back();
+    return stream;
+}
+
+void EventStream::settle() {
+    if (delivered_ != kNoStream) {
+        size_t s = delivered_;
+        delivered_ = kNoStream;
+        if (streams_[s]->advance(trace_.file, trace_.warnings)) {
+            // Still ahead of every other thread (always, with one thread): no heap traffic.
+            if (heap_.empty() || less(s, heap_.front())) ready_ = s;
+            else push(s);
+        }
     }
-    return trace.warnings.size() == before;
+    if (ready_ == kNoStream && !heap_.empty()) ready_ = pop();
+}
+
+const Event* EventStream::next() {
+    settle();
+    if (ready_ == kNoStream) return nullptr;
+    delivered_ = ready_;
+    ready_ = kNoStream;
+    event_ = {streams_[delivered_]->thread(), &streams_[delivered_]->record()};
+    return &event_;
+}
+
+uint64_t EventStream::peek_ts() {
+    settle();
+    return ready_ == kNoStream ? ~uint64_t{0} : streams_[ready_]->record().ts;
 }
 
 } // namespace gpuleak::analyzer

@@ -4,7 +4,6 @@
 // of threads, not the length of the trace.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,8 +18,50 @@ struct Event {
     const format::Record* record;
 };
 
+// Records with a timestamp: the events pass 2 delivers (from recording threads only).
+bool is_timed(format::Tag tag);
+
+// The merge itself. Ties in time go to the lower thread index, then to the thread's own order.
+class EventStream {
+public:
+    explicit EventStream(LoadedTrace& trace);
+    ~EventStream();
+    EventStream(const EventStream&) = delete;
+    EventStream& operator=(const EventStream&) = delete;
+
+    // The next event, valid until the following call of next(); nullptr at the end.
+    const Event* next();
+    // The time of the event next() would return (~0 at the end), without invalidating the last one.
+    uint64_t peek_ts();
+    // False if a block could not be read (the warning is added to the trace).
+    bool complete() const { return trace_.warnings.size() == warnings_before_; }
+
+private:
+    class ThreadStream;
+    bool less(size_t a, size_t b) const; // stream a's head comes before stream b's
+    void push(size_t stream);
+    size_t pop();
+    void settle(); // advances the stream delivered last and finds the next head
+
+    static constexpr size_t kNoStream = ~size_t{0};
+
+    LoadedTrace& trace_;
+    size_t warnings_before_;
+    std::vector<std::unique_ptr<ThreadStream>> streams_;
+    std::vector<size_t> heap_;     // streams with a head, min-heap by less()
+    size_t delivered_ = kNoStream; // its head was returned by next() and it is not advanced yet
+    size_t ready_ = kNoStream;     // known to hold the next head (not in heap_)
+    Event event_{};
+};
+
 // Calls `on_event` for every timed record in time order (ties: thread order). Returns false if a
-// block could not be read (the warning is added to the trace).
-bool for_each_event(LoadedTrace& trace, const std::function<void(const Event&)>& on_event);
+// block could not be read (the warning is added to the trace). A template, so that the call per
+// event is inlined rather than made through std::function.
+template <typename OnEvent> bool for_each_event(LoadedTrace& trace, OnEvent&& on_event) {
+    EventStream stream(trace);
+    while (const Event* e = stream.next())
+        on_event(*e);
+    return stream.complete();
+}
 
 } // namespace gpuleak::analyzer

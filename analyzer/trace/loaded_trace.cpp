@@ -1,5 +1,7 @@
 #include "trace/loaded_trace.h"
 
+#include "trace/event_stream.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -7,7 +9,9 @@
 namespace gpuleak::analyzer {
 namespace {
 
-uint64_t local_key(uint32_t thread, uint64_t local) { return static_cast<uint64_t>(thread) << 40 | local; }
+// Dense tables stay proportionate to a sane trace; a damaged one cannot make them huge.
+constexpr uint32_t kMaxDenseThreads = 1 << 16;
+constexpr uint64_t kDenseSkip = 1 << 16; // how far past the last id a new one may land and stay dense
 
 struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
@@ -15,7 +19,58 @@ struct PairHash {
     }
 };
 
+// Pass 1's allocation counts of the thread being read (blocks come thread by thread).
+class ThreadAllocations {
+public:
+    explicit ThreadAllocations(std::vector<StackAllocations>& out) : out_(out) {}
+
+    void start_thread(uint32_t thread) {
+        thread_ = thread;
+        ordinal_ = 0;
+        index_.clear();
+        last_ = kNone;
+    }
+    // Every timed record of the thread, in order.
+    void timed(const format::Record& r) {
+        uint64_t ordinal = ordinal_++;
+        if (r.tag != format::Tag::Alloc) return;
+        // A loop allocating from one stack over and over meets the same entry again.
+        if (last_ == kNone || out_[last_].stack != r.stack || out_[last_].py_stack != r.py_stack) {
+            auto [it, fresh] = index_.try_emplace({r.stack, r.py_stack}, out_.size());
+            if (fresh) out_.push_back({thread_, r.stack, r.py_stack, 0, r.ts, ordinal});
+            last_ = it->second;
+        }
+        out_[last_].count += 1;
+    }
+
+private:
+    static constexpr size_t kNone = ~size_t{0};
+    std::vector<StackAllocations>& out_;
+    uint32_t thread_ = 0;
+    uint64_t ordinal_ = 0;
+    std::unordered_map<std::pair<uint64_t, uint64_t>, size_t, PairHash> index_;
+    size_t last_ = kNone;
+};
+
 } // namespace
+
+void LocalIds::set(uint32_t thread, uint64_t local, uint32_t global) {
+    ++defined_;
+    if (thread < kMaxDenseThreads) {
+        if (thread >= dense_.size()) dense_.resize(thread + 1);
+        std::vector<uint32_t>& ids = dense_[thread];
+        // The recorder numbers ids 1, 2, 3...: dense slots stay proportionate to the ids defined.
+        // Ids that keep skipping ahead (a damaged or hostile file) go to the sparse map instead.
+        uint64_t grow = local >= ids.size() ? local + 1 - ids.size() : 0;
+        if (local < ids.size() + kDenseSkip && dense_slots_ + grow <= 4 * defined_ + kDenseSkip) {
+            if (grow) ids.resize(local + 1, 0);
+            dense_slots_ += grow;
+            ids[local] = global;
+            return;
+        }
+    }
+    sparse_[key(thread, local)] = global;
+}
 
 std::string ProcessInfo::command() const {
     std::string out;
@@ -31,18 +86,6 @@ std::string ProcessInfo::env_value(const std::string& name) const {
         if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
             return e.substr(name.size() + 1);
     return {};
-}
-
-uint32_t LoadedTrace::native_node(uint32_t thread, uint64_t local) const {
-    if (!local) return 0;
-    auto it = native_local.find(local_key(thread, local));
-    return it == native_local.end() ? 0 : it->second;
-}
-
-uint32_t LoadedTrace::py_node(uint32_t thread, uint64_t local) const {
-    if (!local) return 0;
-    auto it = py_local.find(local_key(thread, local));
-    return it == py_local.end() ? 0 : it->second;
 }
 
 bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
@@ -66,14 +109,24 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
     std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> native_edges, py_edges;
     std::vector<uint8_t> payload;
     format::Record r;
+    ThreadAllocations allocations(t.alloc_stacks);
+    uint32_t current_thread = format::kGlobalThreadIndex;
     for (size_t index : order) {
         const format::BlockRef& b = blocks[index];
+        // Pass 2 merges the recording threads' timed records; thread 0's are not events.
+        bool events = b.thread_index != format::kGlobalThreadIndex;
+        if (events && b.thread_index != current_thread) allocations.start_thread(current_thread = b.thread_index);
         if (!t.file.load(b, payload)) {
             t.warnings.push_back(t.file.error());
             continue;
         }
         format::RecordCursor cursor(payload.data(), payload.data() + payload.size(), b.first_ts);
         while (cursor.next(r)) {
+            if (events && is_timed(r.tag)) {
+                allocations.timed(r);
+                if (r.tag == format::Tag::Marker) t.marker_times.push_back(r.ts);
+                continue;
+            }
             switch (r.tag) {
             case format::Tag::Process:
                 if (!t.have_process) {
@@ -94,7 +147,7 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
                     it->second = static_cast<uint32_t>(t.native_nodes.size());
                     t.native_nodes.push_back({parent, r.ip});
                 }
-                t.native_local[local_key(b.thread_index, r.id)] = it->second;
+                t.native_local.set(b.thread_index, r.id, it->second);
                 break;
             }
             case format::Tag::PyCode:
@@ -109,7 +162,7 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
                     it->second = static_cast<uint32_t>(t.py_nodes.size());
                     t.py_nodes.push_back({parent, r.ip, static_cast<int32_t>(r.line_or_offset), r.is_entry});
                 }
-                t.py_local[local_key(b.thread_index, r.id)] = it->second;
+                t.py_local.set(b.thread_index, r.id, it->second);
                 break;
             }
             case format::Tag::PyInfo:
@@ -117,6 +170,11 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
                 break;
             case format::Tag::TraceEnd:
                 t.clean_end = true;
+                break;
+            case format::Tag::Capped:
+                t.warnings.push_back("trace capped at " + std::to_string(r.count) +
+                                     " bytes (GPULEAK_MAX_BYTES or the file size limit): later events "
+                                     "were not recorded");
                 break;
             default:
                 break;
@@ -126,6 +184,8 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
             t.warnings.push_back("malformed record in block at offset " + std::to_string(b.offset) + ": " +
                                  cursor.error());
     }
+    // Pass 2 meets markers in time order (each thread's records are in time order).
+    std::stable_sort(t.marker_times.begin(), t.marker_times.end());
     if (!t.have_process && blocks.empty()) {
         error = "trace holds no data (the process may have been killed before its first flush)";
         return false;

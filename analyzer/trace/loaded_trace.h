@@ -1,6 +1,7 @@
 // Pass 1 over a trace: every definition (process, modules, stack nodes, code objects), with the
 // per-thread ids of the recorder mapped to process-wide ids. Events are left for pass 2
-// (event_stream.h), which can then resolve anything it meets regardless of write order.
+// (event_stream.h), which can then resolve anything it meets regardless of write order; pass 1 only
+// counts allocations per stack and notes markers, which is all iteration inference needs.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,37 @@ struct PyNode {
     bool is_entry;
 };
 
+// The recorder's per-thread stack ids -> process-wide ids. Each thread's ids come dense from 1, so a
+// lookup is an array read; an id far out of sequence (a damaged trace) goes to a map instead.
+class LocalIds {
+public:
+    uint32_t get(uint32_t thread, uint64_t local) const {
+        if (thread < dense_.size() && local < dense_[thread].size() && dense_[thread][local])
+            return dense_[thread][local];
+        if (sparse_.empty()) return 0;
+        auto it = sparse_.find(key(thread, local));
+        return it == sparse_.end() ? 0 : it->second;
+    }
+    void set(uint32_t thread, uint64_t local, uint32_t global);
+
+private:
+    static uint64_t key(uint32_t thread, uint64_t local) { return static_cast<uint64_t>(thread) << 40 | local; }
+    std::vector<std::vector<uint32_t>> dense_; // [thread][local], 0 = not defined
+    std::unordered_map<uint64_t, uint32_t> sparse_;
+    uint64_t defined_ = 0, dense_slots_ = 0; // bounds the dense tables by what the file defines
+};
+
+// How often one recorded stack allocated, and where its first allocation stands in the time order of
+// pass 2: (first_ts, thread, first_ordinal), ordinal counting the thread's timed records. Gathered in
+// pass 1 so that iteration inference needs no pass of its own.
+struct StackAllocations {
+    uint32_t thread;
+    uint64_t stack, py_stack; // the recorder's per-thread ids
+    uint64_t count = 0;
+    uint64_t first_ts = 0;
+    uint64_t first_ordinal = 0;
+};
+
 struct LoadedTrace {
     std::string path;
     format::TraceFile file;
@@ -55,12 +87,15 @@ struct LoadedTrace {
     std::unordered_map<uint32_t, std::string> thread_names; // thread index -> "tid name"
     std::vector<std::string> warnings;
 
-    // Thread-local stack ids of the recorder -> global ids.
-    uint32_t native_node(uint32_t thread, uint64_t local) const;
-    uint32_t py_node(uint32_t thread, uint64_t local) const;
+    std::vector<StackAllocations> alloc_stacks; // Alloc records of recording threads (not thread 0)
+    std::vector<uint64_t> marker_times;          // Marker records of recording threads, ascending
 
-    std::unordered_map<uint64_t, uint32_t> native_local; // key (thread << 40 | local)
-    std::unordered_map<uint64_t, uint32_t> py_local;
+    // Thread-local stack ids of the recorder -> global ids (0: none, or never defined).
+    uint32_t native_node(uint32_t thread, uint64_t local) const { return local ? native_local.get(thread, local) : 0; }
+    uint32_t py_node(uint32_t thread, uint64_t local) const { return local ? py_local.get(thread, local) : 0; }
+
+    LocalIds native_local;
+    LocalIds py_local;
 };
 
 // Opens and reads all definitions. False with `error` set when the file is not a usable trace.

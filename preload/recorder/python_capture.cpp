@@ -55,23 +55,43 @@ void write_info() {
 uint64_t capture(ThreadState* ts) {
     if (!config().python) return 0;
     if (!ts->py_frames) {
-        ts->py_frames = map_pages(kMaxPyFrames * sizeof(python::PyFrame));
-        if (!ts->py_frames) return 0;
+        // The frame buffer, then the previous stack's keys and nodes (outermost first).
+        void* mem = map_pages(kMaxPyFrames * (sizeof(python::PyFrame) + 2 * sizeof(uint64_t)));
+        if (!mem) return 0;
+        ts->py_prev_keys = reinterpret_cast<uint64_t*>(static_cast<char*>(mem) + kMaxPyFrames * sizeof(python::PyFrame));
+        ts->py_prev_nodes = ts->py_prev_keys + kMaxPyFrames;
+        ts->py_prev_depth = 0;
+        ts->py_frames = mem;
     }
     auto* frames = static_cast<python::PyFrame*>(ts->py_frames);
     size_t n = python::capture(frames, kMaxPyFrames, &write_code, ts);
     if (!n) return 0;
     write_info();
+    // As for native stacks: the outer frames are usually those of the previous allocation, so only
+    // the differing inner ones are looked up in the trie.
+    size_t depth = 0; // from the outermost frame
+    bool same = true;
     uint64_t node = 0;
-    for (size_t i = n; i-- > 0;) {
+    for (size_t i = n; i-- > 0; ++depth) {
         const python::PyFrame& f = frames[i];
         uint64_t key = (f.code_id << 33) | (static_cast<uint64_t>(static_cast<uint32_t>(f.byte_offset)) << 1) |
                        (f.is_entry ? 1 : 0);
+        if (same && depth < ts->py_prev_depth && ts->py_prev_keys[depth] == key) {
+            node = ts->py_prev_nodes[depth];
+            continue;
+        }
+        same = false;
         bool created = false;
         uint64_t child = ts->python.intern(node, key, created);
-        if (!child) return node;
+        if (!child) {
+            ts->py_prev_depth = 0;
+            return node;
+        }
         if (created) {
-            if (!recorder::reserve(ts, kMaxRecord)) return 0;
+            if (!recorder::reserve(ts, kMaxRecord)) {
+                ts->py_prev_depth = 0;
+                return 0;
+            }
             format::Encoder e = recorder::encoder(ts);
             e.tag(format::Tag::PyStackNode);
             e.varint(child);
@@ -82,7 +102,10 @@ uint64_t capture(ThreadState* ts) {
             recorder::commit(ts, e);
         }
         node = child;
+        ts->py_prev_keys[depth] = key;
+        ts->py_prev_nodes[depth] = node;
     }
+    ts->py_prev_depth = static_cast<unsigned>(n);
     return node;
 }
 

@@ -135,11 +135,16 @@ void announce(ThreadState* ts) {
     ts->announced = true;
 }
 
-// Interns frames[0..n) (innermost first) into the thread's trie, writing new nodes.
-uint64_t intern_native(ThreadState* ts, const uint64_t* frames, unsigned n) {
-    unsigned common = 0;
-    while (common < n && common < ts->prev_depth && ts->prev_frames[common] == frames[n - 1 - common])
-        ++common;
+// Interns frames[0..n) (innermost first, as unwound) into the thread's trie, writing new nodes.
+// `frames` must be ts->scratch: it becomes the previous stack, whose buffer becomes the scratch.
+uint64_t intern_native(ThreadState* ts, unsigned n) {
+    uint64_t* frames = ts->scratch;
+    const uint64_t* prev = ts->prev_frames;
+    unsigned prev_n = ts->prev_depth;
+    // A loop allocating from one call site: the whole stack as last time, one memcmp.
+    if (n == prev_n && std::memcmp(frames, prev, n * sizeof *frames) == 0) return ts->prev_nodes[n - 1];
+    unsigned common = 0; // outer frames shared with the previous stack
+    while (common < n && common < prev_n && prev[prev_n - 1 - common] == frames[n - 1 - common]) ++common;
     uint64_t node = common ? ts->prev_nodes[common - 1] : 0;
     for (unsigned i = common; i < n; ++i) {
         uint64_t ip = frames[n - 1 - i];
@@ -150,7 +155,10 @@ uint64_t intern_native(ThreadState* ts, const uint64_t* frames, unsigned n) {
             return node;
         }
         if (created) {
-            if (!reserve(ts, kMaxFixedRecord)) return 0;
+            if (!reserve(ts, kMaxFixedRecord)) {
+                ts->prev_depth = 0;
+                return 0;
+            }
             Encoder e = encoder(ts);
             e.tag(Tag::StackNode);
             e.varint(child);
@@ -159,17 +167,19 @@ uint64_t intern_native(ThreadState* ts, const uint64_t* frames, unsigned n) {
             commit(ts, e);
         }
         node = child;
-        ts->prev_frames[i] = ip;
-        ts->prev_nodes[i] = node;
+        ts->prev_nodes[i] = node; // indexed from the outermost frame
     }
+    ts->scratch = ts->prev_frames;
+    ts->prev_frames = frames;
     ts->prev_depth = n;
     return node;
 }
 
-uint64_t capture_native(ThreadState* ts) {
+// Inlined into every caller so that it is not one more frame to unwind on every event.
+__attribute__((always_inline)) inline uint64_t capture_native(ThreadState* ts) {
     int n = unwinder::backtrace(ts->scratch, static_cast<int>(ts->capacity));
     if (n <= 0) return 0;
-    return intern_native(ts, ts->scratch, static_cast<unsigned>(n));
+    return intern_native(ts, static_cast<unsigned>(n));
 }
 
 // Common prologue of every event: tracing on, thread state ready and locked.
@@ -360,6 +370,7 @@ void reset_after_fork_child() {
     me->native.clear();
     me->python.clear();
     me->prev_depth = 0;
+    me->py_prev_depth = 0;
     me->next_registered = nullptr;
     g_threads = me;
 }

@@ -22,13 +22,18 @@ struct ThreadState {
     StackTrie native;
     StackTrie python;
 
-    // The previous stack (outermost first) and its node ids: consecutive allocations usually share
-    // a long common prefix, so only the differing tail is looked up.
+    // The previous stack (innermost first, as unwound) and its node ids (outermost first):
+    // consecutive allocations usually share a long common prefix, so only the differing tail is
+    // looked up. The unwind buffer and prev_frames swap roles after each new stack.
     uint64_t* prev_frames = nullptr;
     uint64_t* prev_nodes = nullptr;
     unsigned prev_depth = 0;
     uint64_t* scratch = nullptr; // unwind buffer
     void* py_frames = nullptr;   // Python frame buffer, mapped on first use
+    // The previous Python stack's trie keys and nodes, outermost first (in the same mapping).
+    uint64_t* py_prev_keys = nullptr;
+    uint64_t* py_prev_nodes = nullptr;
+    unsigned py_prev_depth = 0;
     unsigned capacity = 0;       // frames per buffer
 
     ThreadState* next_registered = nullptr;

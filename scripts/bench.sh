@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# gpuleak's costs measured side by side with heaptrack and with the bare unwind, in one run, printed
+# as one Markdown table (docs/performance.md explains every row and keeps the latest results).
+#
+#   scripts/bench.sh                 the full run: under 10 minutes on 2 cores
+#   BENCH_SCALE=0.1 scripts/bench.sh  every count scaled (a quick look; the 100 M-event row scales too)
+#   BENCH_REPEAT=5 scripts/bench.sh   runs per measurement (default 3; the median is kept)
+#
+# Times are CPU times (user + system) of whole process trees: a tracer's helper processes and threads
+# (heaptrack_interpret and its compressor, gpuleak's writer thread) count like the traced program.
+# Costs per event are differences between runs with many events and runs with one, so start-up and
+# exit costs (about a second of CPU for heaptrack) cancel out.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${GPULEAK_BENCH_BUILD:-$root/build-bench}
+scale=${BENCH_SCALE:-1}
+repeat=${BENCH_REPEAT:-3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpuleak-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+for tool in heaptrack heaptrack_print python3; do
+    command -v "$tool" >/dev/null || { echo "bench.sh: $tool not found (apt-get install heaptrack python3)" >&2; exit 2; }
+done
+
+log() { echo "bench: $*" >&2; }
+started=$(date +%s)
+log "building Release in $build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"$(nproc)" --target gpuleak gpuleak-report bench_alloc_loop bench_measure \
+    bench_trace_synth fake_cuda_driver fake_cudart >/dev/null
+
+B=$build/bench
+PRELOAD=$build/lib/libgpuleak.so
+REPORT=$build/bin/gpuleak-report
+CUDART=$build/tests/fake/libcudart.so.13
+
+count() { awk -v n="$1" -v s="$scale" 'BEGIN { v = int(n * s); print (v < 1000 ? 1000 : v) }'; }
+calc() { awk "BEGIN { printf \"%.${2:-0}f\", $1 }"; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# run_measured NAME CMD...: runs CMD once under bench/measure; sets CPU (ns), RSS (KiB), OUT (stdout).
+run_measured() {
+    local name=$1
+    shift
+    rm -f "$work/$name".*
+    if ! "$B/measure" "$work/$name.m" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
+        log "failed: $*"
+        cat "$work/$name.err" >&2
+        exit 1
+    fi
+    CPU=$(sed 's/.*cpu_ns=\([0-9]*\).*/\1/' "$work/$name.m")
+    RSS=$(sed 's/.*maxrss_kb=\([0-9]*\).*/\1/' "$work/$name.m")
+    OUT=$(cat "$work/$name.out")
+}
+
+# median_cpu NAME CMD...: median whole-tree CPU ns of $repeat runs.
+median_cpu() {
+    local name=$1 values=()
+    shift
+    for _ in $(seq "$repeat"); do
+        run_measured "$name" "$@"
+        values+=("$CPU")
+    done
+    printf '%s\n' "${values[@]}" | median
+}
+
+# per_unit NAME SMALL LARGE CMD... (with {N} where the count goes): CPU ns per unit of count, from
+# the medians of runs with LARGE and with SMALL units.
+per_unit() {
+    local name=$1 small=$2 large=$3
+    shift 3
+    local a b
+    a=$(median_cpu "$name" "${@//\{N\}/$small}")
+    b=$(median_cpu "$name" "${@//\{N\}/$large}")
+    calc "($b - $a) / ($large - $small)" 1
+}
+
+# traced NAME: the command prefix that runs a program under libgpuleak.so, one trace per run (%p).
+traced() { echo env LD_PRELOAD="$PRELOAD" GPULEAK_OUTPUT="$work/$1.%p.bin"; }
+newest() { ls -t "$work"/$1.*.bin | head -1; }
+
+rows=()
+row() { rows+=("| $1 | $2 | $3 | $4 | $5 | $6 |"); }
+verdict() { # verdict VALUE OP TARGET -> "yes"/"no"
+    awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == "<=") ? (v <= t) : (v >= t); print ok ? "yes" : "**no**" }'
+}
+
+# --- 1. tracer cost per alloc+free pair ----------------------------------------------------------
+# heaptrack's CPU varies by a second from run to run (heaptrack_interpret's pipe reads), so its
+# runs need a few seconds of events; gpuleak's runs get the same counts.
+pairs_large=$(count 2000000)
+pairs_small=1
+for depth in 10 35 100; do
+    log "tracer cost at depth $depth ($pairs_large pairs)"
+    fake=$(per_unit none $pairs_small $pairs_large "$B/alloc_loop" cuda $depth {N})
+    rm -f "$work"/pairs.*.bin
+    with=$(per_unit gpuleak $pairs_small $pairs_large $(traced pairs) "$B/alloc_loop" cuda $depth {N})
+    malloc_alone=$(per_unit malloc $pairs_small $pairs_large "$B/alloc_loop" malloc $depth {N})
+    heap=$(per_unit heaptrack $pairs_small $pairs_large heaptrack -o "$work/ht" "$B/alloc_loop" malloc $depth {N})
+    run_measured unwind "$B/alloc_loop" unwind $depth "$pairs_large"
+    unwind=$(echo "$OUT" | sed 's/.*loop_cpu_ns=\([0-9]*\).*/\1/')
+    unwind=$(calc "$unwind / $pairs_large" 1)
+    gl=$(calc "$with - $fake" 0)
+    ht=$(calc "$heap - $malloc_alone" 0)
+    ratio=$(calc "$gl / $ht" 2)
+    row "1" "tracer CPU per cudaMalloc+cudaFree, depth $depth (fake runtime alone: $(calc "$fake" 0) ns)" \
+        "$gl ns" "heaptrack, malloc+free: $ht ns" "${ratio}x" "≤ 0.35x: $(verdict "$ratio" '<=' 0.35)"
+    ratio=$(calc "$gl / $unwind" 2)
+    row "1" "same, against the unwind alone" "$gl ns" "unw_backtrace of $depth frames: $(calc "$unwind" 0) ns" \
+        "${ratio}x" "≤ 1.5x: $(verdict "$ratio" '<=' 1.5)"
+    if [ "$depth" = 35 ]; then
+        # Trace sizes of the repetitive workload, from the same runs' files.
+        gl_bytes=$(stat -c %s "$(newest pairs)") # the last run is one of the large ones
+        ht_bytes=$(stat -c %s "$work/ht.zst")
+        repetitive_events=$((2 * pairs_large))
+    fi
+done
+
+# --- 2. free event -------------------------------------------------------------------------------
+log "free event cost"
+fake=$(per_unit none $pairs_small $pairs_large "$B/alloc_loop" cudafree 35 {N})
+with=$(per_unit gpuleak $pairs_small $pairs_large $(traced free) "$B/alloc_loop" cudafree 35 {N})
+rm -f "$work"/free.*.bin
+free_ns=$(calc "$with - $fake" 0)
+row "2" "free event (no unwind): cudaFree CPU, traced minus untraced" "$free_ns ns" "target 60 ns" \
+    "$(calc "$free_ns / 60" 2)x" "≤ 60 ns: $(verdict "$free_ns" '<=' 60)"
+
+# --- 3. threads ----------------------------------------------------------------------------------
+log "threads"
+pairs_large=$(count 1000000)
+declare -A per_thread
+for threads in 1 2 4 8; do
+    fake=$(per_unit none $pairs_small $pairs_large "$B/alloc_loop" cuda 35 {N} $threads)
+    with=$(per_unit gpuleak $pairs_small $pairs_large $(traced threads) "$B/alloc_loop" cuda 35 {N} $threads)
+    rm -f "$work"/threads.*.bin
+    per_thread[$threads]=$(calc "$with - $fake" 0)
+done
+for threads in 2 4 8; do
+    ratio=$(calc "${per_thread[$threads]} / ${per_thread[1]}" 2)
+    row "3" "tracer CPU per pair, $threads threads at once ($(nproc) cores)" "${per_thread[$threads]} ns" \
+        "1 thread: ${per_thread[1]} ns" "${ratio}x" "≤ 1.5x: $(verdict "$ratio" '<=' 1.5)"
+done
+
+# --- 4. trace size -------------------------------------------------------------------------------
+log "trace sizes"
+row "4" "trace bytes per event, repetitive (depth 35 loop, $repetitive_events events)" \
+    "$(calc "$gl_bytes / $repetitive_events" 3)" "heaptrack: $(calc "$ht_bytes / $repetitive_events" 3)" \
+    "$(calc "$gl_bytes / $ht_bytes" 2)x" "≤ 1x: $(verdict "$(calc "$gl_bytes / $ht_bytes" 3)" '<=' 1)"
+ops=$(count 200000)
+run_measured mixed $(traced mixed) "$B/alloc_loop" mixed-cuda 35 "$ops"
+run_measured mixedht heaptrack -o "$work/mixedht" "$B/alloc_loop" mixed-malloc 35 "$ops"
+mixed_events=$("$REPORT" "$(newest mixed)" --format json | python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]; print(s["allocations"] + s["frees"])')
+gl_mixed=$(stat -c %s "$(newest mixed)")
+ht_mixed=$(stat -c %s "$work"/mixedht.zst)
+row "4" "trace bytes per event, mixed (2000 stacks, random sizes and lifetimes, $mixed_events events)" \
+    "$(calc "$gl_mixed / $mixed_events" 3)" "heaptrack: $(calc "$ht_mixed / $mixed_events" 3)" \
+    "$(calc "$gl_mixed / $ht_mixed" 2)x" "≤ 1x: $(verdict "$(calc "$gl_mixed / $ht_mixed" 3)" '<=' 1)"
+
+# --- 5. analyzer ---------------------------------------------------------------------------------
+for events in 10000000 100000000; do
+    n=$(count $events)
+    log "analyzer on $n events"
+    "$B/trace_synth" --out "$work/synth.bin" --events "$n" >/dev/null
+    run_measured report "$REPORT" "$work/synth.bin" -o /dev/null
+    gl_cpu=$CPU gl_rss=$RSS
+    rm -f "$work/synth.bin"
+    run_measured htrec heaptrack -o "$work/htrec" "$B/alloc_loop" malloc 35 $((n / 2))
+    run_measured htprint heaptrack_print "$work/htrec.zst"
+    ht_cpu=$CPU ht_rss=$RSS
+    rm -f "$work"/htrec.zst
+    gl_rate=$(calc "$n / ($gl_cpu / 1e9) / 1e6" 1)
+    ht_rate=$(calc "$n / ($ht_cpu / 1e9) / 1e6" 1)
+    ratio=$(calc "$gl_rate / $ht_rate" 2)
+    row "5" "gpuleak-report on $n events (synthetic loop, real encoder): M events per CPU second" \
+        "$gl_rate" "heaptrack_print, same count: $ht_rate" "${ratio}x" "≥ 3x: $(verdict "$ratio" '>=' 3)"
+    row "5" "peak RSS of the above" "$(calc "$gl_rss / 1024" 0) MiB" "heaptrack_print: $(calc "$ht_rss / 1024" 0) MiB" \
+        "$(calc "$gl_rss / $ht_rss" 2)x" \
+        "$([ $events = 100000000 ] && echo "< 200 MiB: $(verdict "$(calc "$gl_rss / 1024" 0)" '<=' 199)" || echo "-")"
+done
+
+# --- 6. Python walk ------------------------------------------------------------------------------
+python_ready() {
+    [ -d "$root/preload/python" ] || return 1
+    rm -f "$work/probe.bin"
+    GPULEAK_LOG=debug LD_PRELOAD="$PRELOAD" GPULEAK_OUTPUT="$work/probe.bin" \
+        python3 "$root/bench/python_walk.py" "$CUDART" 5 10 >/dev/null 2>"$work/probe.log" || return 1
+    "$REPORT" "$work/probe.bin" --format json | python3 -c '
+import json, sys
+sites = json.load(sys.stdin)["sites"]
+sys.exit(0 if any(f.get("kind") == "python" for s in sites for f in s["frames"]) else 1)'
+}
+if python_ready; then
+    py_pairs=$(count 300000)
+    for depth in 20 100; do
+        log "Python walk at $depth frames"
+        values=()
+        for flag in 1 0; do
+            v=()
+            for _ in $(seq "$repeat"); do
+                rm -f "$work/py.bin"
+                out=$(GPULEAK_PYTHON=$flag LD_PRELOAD="$PRELOAD" GPULEAK_OUTPUT="$work/py.bin" \
+                    python3 "$root/bench/python_walk.py" "$CUDART" $depth "$py_pairs")
+                v+=("$(echo "$out" | sed 's/.*loop_cpu_ns=\([0-9]*\).*/\1/')")
+            done
+            values+=("$(printf '%s\n' "${v[@]}" | median)")
+        done
+        walk=$(calc "(${values[0]} - ${values[1]}) / $py_pairs" 0)
+        native=$(calc "${values[1]} / $py_pairs" 0)
+        row "6" "Python stack walk per allocation, $depth Python frames (GPULEAK_PYTHON=1 minus =0)" "$walk ns" \
+            "whole traced pair without the walk: $native ns" "$(calc "$walk / $native" 2)x" "-"
+    done
+else
+    row "6" "Python stack walk per allocation, 20 and 100 frames" "pending" "-" "-" "-"
+fi
+
+# --- the table -----------------------------------------------------------------------------------
+echo
+echo "gpuleak benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "scale $scale, $repeat runs per measurement (median), $(($(date +%s) - started)) s in all"
+echo
+echo "| # | measure | gpuleak | compared with | ratio | target met |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
