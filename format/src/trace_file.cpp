@@ -4,6 +4,10 @@
 #include <cstddef>
 #include <cstring>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "gpuleak/format/encoder.h"
 #include "gpuleak/format/reader.h"
 
@@ -14,13 +18,26 @@ TraceFile::~TraceFile() {
 }
 
 bool TraceFile::open(const std::string& path) {
-    file_ = std::fopen(path.c_str(), "rb");
-    if (!file_) {
+    // Non-blocking, so a FIFO given by mistake is refused instead of waiting for a writer forever;
+    // only a regular file has the size the block index relies on.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         error_ = std::string("cannot open: ") + std::strerror(errno);
         return false;
     }
-    if (std::fseek(file_, 0, SEEK_END) == 0) file_size_ = static_cast<uint64_t>(std::ftell(file_));
-    std::rewind(file_);
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        error_ = "not a regular file (a trace is read from a file, not a pipe or device)";
+        return false;
+    }
+    file_ = fdopen(fd, "rb");
+    if (!file_) {
+        error_ = std::string("cannot open: ") + std::strerror(errno);
+        ::close(fd);
+        return false;
+    }
+    file_size_ = static_cast<uint64_t>(st.st_size);
     FileHeader h{};
     if (std::fread(&h, sizeof h, 1, file_) != 1) {
         error_ = "not a gpuleak trace (file shorter than the 16-byte header)";

@@ -8,6 +8,7 @@ namespace gpuleak {
 namespace {
 
 Config g_config;
+constexpr uint64_t kMinMaxBytes = 4096;
 
 uint64_t env_number(const char* name, uint64_t fallback) {
     const char* v = std::getenv(name);
@@ -45,7 +46,10 @@ void load_config() {
     g_config.python = env_flag("GPULEAK_PYTHON", true);
     g_config.compress = env_flag("GPULEAK_COMPRESS", true);
     g_config.clear_deepbind = !env_flag("GPULEAK_KEEP_DEEPBIND", false);
-    g_config.max_bytes = env_number("GPULEAK_MAX_BYTES", 0);
+    // Below a few KiB not even the process record fits; the cap still ends the trace cleanly.
+    uint64_t max_bytes = env_number("GPULEAK_MAX_BYTES", 0);
+    g_config.max_bytes = max_bytes && max_bytes < kMinMaxBytes ? kMinMaxBytes : max_bytes;
+    g_config.signals = env_flag("GPULEAK_SIGNALS", true);
 }
 
 void expand_output_path(const char* pattern, int pid, bool forked_child, char* out, size_t size) {

@@ -13,7 +13,8 @@ struct Config {
     bool python = true;          // GPULEAK_PYTHON=0 turns Python stacks off
     bool compress = true;        // GPULEAK_COMPRESS=0 writes raw blocks
     bool clear_deepbind = true;  // GPULEAK_KEEP_DEEPBIND=1 leaves RTLD_DEEPBIND alone (and misses those calls)
-    uint64_t max_bytes = 0;      // GPULEAK_MAX_BYTES: stop writing past this size (0 = no limit)
+    uint64_t max_bytes = 0;      // GPULEAK_MAX_BYTES: the trace never grows past this (0 = no limit, else >= 4 KiB)
+    bool signals = true;         // GPULEAK_SIGNALS=0: no handlers, a fatal signal loses up to one flush interval
 };
 
 const Config& config();

@@ -13,6 +13,7 @@
 #include "recorder/recorder.h"
 #include "recorder/unwinder.h"
 #include "session/config.h"
+#include "session/fatal_signals.h"
 #include "session/trace_writer.h"
 #include "support/log.h"
 
@@ -47,6 +48,7 @@ bool start() {
     recorder::write_process_record();
     recorder::scan_modules();
     writer::start_thread(&recorder::collect_idle_chunks);
+    fatal_signals::install();
     return true;
 }
 

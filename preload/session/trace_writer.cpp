@@ -12,10 +12,12 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "gpuleak/format/encoder.h"
 #include "session/config.h"
+#include "session/session.h"
 #include "support/log.h"
 #include "support/pages.h"
 
@@ -47,31 +49,147 @@ std::atomic<bool> g_stop{false};
 std::atomic<bool> g_wake{false};
 void (*g_collect_idle)() = nullptr;
 
+// Flush requests from signal handlers: the writer thread completes one full cycle per ticket.
+std::atomic<uint64_t> g_flush_requested{0};
+std::atomic<uint64_t> g_flush_completed{0};
+
+// A Capped block: header, then tag, dt and the byte count (at most two 10-byte varints).
+constexpr uint64_t kCappedPayloadMax = 1 + 2 * format::kMaxVarintBytes;
+constexpr uint64_t kCappedBlockBytes = sizeof(format::BlockHeader) + kCappedPayloadMax;
+// Room always kept below the size limit: the Capped block, then the TraceEnd block of a clean exit
+// (same size bound), so a capped trace still tells a clean exit from a crash.
+constexpr uint64_t kReservedBytes = 2 * kCappedBlockBytes;
+// The Capped block ends the process-wide stream whatever was written before it.
+constexpr uint64_t kCappedSequence = ~0ull;
+
 void fail(const char* what, int err) {
     if (!g_failed.exchange(true))
         log::warn("cannot write the trace ({}: {}); tracing stopped, the program continues", what,
                   std::strerror(err));
 }
 
-bool write_all(const void* data, size_t n) {
-    auto p = static_cast<const uint8_t*>(data);
-    while (n) {
-        ssize_t w = ::write(g_fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            fail("write", errno);
-            return false;
+// write(2) on a file past RLIMIT_FSIZE raises SIGXFSZ, whose default action kills the process. The
+// writer thread blocks every signal; an application thread writing in direct mode, at exit or after
+// fork blocks SIGXFSZ around the call and takes back a SIGXFSZ that only our write raised, so the
+// application's disposition is neither used nor changed.
+class SigxfszGuard {
+public:
+    SigxfszGuard() {
+        sigemptyset(&xfsz_);
+        sigaddset(&xfsz_, SIGXFSZ);
+        pthread_sigmask(SIG_BLOCK, &xfsz_, &old_);
+        sigset_t pending;
+        was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    }
+    ~SigxfszGuard() {
+        if (raised_ && !was_pending_) {
+            timespec zero{0, 0};
+            siginfo_t info;
+            sigtimedwait(&xfsz_, &info, &zero);
         }
-        p += w;
-        n -= static_cast<size_t>(w);
-        g_bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    void wrote(ssize_t result, int err) {
+        if (result < 0 && err == EFBIG) raised_ = true;
+    }
+
+private:
+    sigset_t xfsz_, old_;
+    bool was_pending_ = false, raised_ = false;
+};
+
+// One block (header and payload, possibly in two pieces) written whole or not at all: after a
+// failed or partial write the file is cut back to the end of the previous block, so a full disk
+// leaves a trace that reads to its last complete block without damage.
+bool write_block(const void* first, size_t first_size, const void* second, size_t second_size) {
+    SigxfszGuard guard;
+    const uint64_t start = g_bytes.load(std::memory_order_relaxed);
+    const struct {
+        const uint8_t* data;
+        size_t size;
+    } pieces[2] = {{static_cast<const uint8_t*>(first), first_size},
+                   {static_cast<const uint8_t*>(second), second_size}};
+    for (const auto& piece : pieces) {
+        const uint8_t* p = piece.data;
+        size_t n = piece.size;
+        while (n) {
+            ssize_t w = ::write(g_fd, p, n);
+            int err = errno;
+            guard.wrote(w, err);
+            if (w < 0 && err == EINTR) continue;
+            if (w <= 0) {
+                if (ftruncate(g_fd, static_cast<off_t>(start)) == 0) g_bytes.store(start);
+                fail("write", w < 0 ? err : ENOSPC);
+                return false;
+            }
+            p += w;
+            n -= static_cast<size_t>(w);
+            g_bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
+        }
     }
     return true;
 }
 
+// The size the trace must stay within: GPULEAK_MAX_BYTES, or the process's file size limit if that
+// is lower (writing past it would fail with EFBIG half-way through a block). 0 = no limit.
+uint64_t size_limit(bool& from_rlimit) {
+    uint64_t cap = config().max_bytes;
+    from_rlimit = false;
+    rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (!cap || rl.rlim_cur < cap)) {
+        cap = rl.rlim_cur;
+        from_rlimit = true;
+    }
+    return cap;
+}
+
+uint64_t trace_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+    uint64_t start = session::start_mono_ns();
+    return now > start ? now - start : 0;
+}
+
+// Caller holds g_write_mutex. Ends the recording with a Capped record (room for it is always kept
+// free below the limit) and stops tracing, with one warning.
+void cap_locked(uint64_t cap, bool from_rlimit) {
+    if (g_capped.exchange(true)) return;
+    struct {
+        format::BlockHeader header;
+        uint8_t payload[kCappedPayloadMax];
+    } block{};
+    uint64_t written = g_bytes.load();
+    format::Encoder e(block.payload, block.payload + sizeof block.payload);
+    e.tag(format::Tag::Capped);
+    e.varint(0);
+    e.varint(written);
+    format::BlockHeader& h = block.header;
+    h.stored_size = h.raw_size = static_cast<uint32_t>(e.position() - block.payload);
+    h.thread_index = format::kGlobalThreadIndex;
+    h.sequence = kCappedSequence;
+    h.first_ts = h.last_ts = trace_ns();
+    format::seal_block_header(h, block.payload);
+    if (written + sizeof h + h.stored_size <= cap) write_block(&block, sizeof h + h.stored_size, nullptr, 0);
+    if (from_rlimit)
+        log::warn("the trace reached the file size limit (ulimit -f: {} bytes); tracing stopped, the "
+                  "program continues",
+                  cap);
+    else
+        log::warn("the trace reached GPULEAK_MAX_BYTES={} bytes; later events are not recorded", cap);
+}
+
+// The process-wide block written by the library destructor holds the TraceEnd record alone.
+bool is_trace_end(const Chunk* c) {
+    return c->thread_index == format::kGlobalThreadIndex && c->used > 0 && c->used <= kCappedPayloadMax &&
+           c->payload[0] == static_cast<uint8_t>(format::Tag::TraceEnd);
+}
+
 // Caller holds g_write_mutex.
 void write_locked(Chunk* c) {
-    if (g_fd < 0 || g_failed.load() || g_capped.load() || c->used == 0) return;
+    if (g_fd < 0 || g_failed.load() || c->used == 0) return;
+    const bool trace_end = is_trace_end(c);
+    if (g_capped.load() && !trace_end) return;
     const uint8_t* payload = c->payload;
     uint32_t stored = c->used;
     uint32_t flags = 0;
@@ -91,11 +209,11 @@ void write_locked(Chunk* c) {
             }
         }
     }
-    uint64_t cap = config().max_bytes;
-    if (cap && g_bytes.load() + sizeof(format::BlockHeader) + stored > cap) {
-        // The analyzer reports a capped trace from the missing TraceEnd and the Capped marker block.
-        g_capped.store(true);
-        log::warn("trace reached GPULEAK_MAX_BYTES={} bytes; later events are not recorded", cap);
+    bool from_rlimit = false;
+    uint64_t cap = size_limit(from_rlimit);
+    const uint64_t reserve = trace_end ? 0 : kReservedBytes;
+    if (cap && g_bytes.load() + sizeof(format::BlockHeader) + stored + reserve > cap) {
+        cap_locked(cap, from_rlimit);
         return;
     }
     format::BlockHeader& h = c->header;
@@ -107,11 +225,8 @@ void write_locked(Chunk* c) {
     h.first_ts = c->first_ts;
     h.last_ts = c->last_ts;
     format::seal_block_header(h, payload);
-    if (payload == c->payload) {
-        write_all(&h, sizeof h + stored); // header and payload are adjacent in the chunk
-    } else if (write_all(&h, sizeof h)) {
-        write_all(payload, stored);
-    }
+    if (payload == c->payload) write_block(&h, sizeof h + stored, nullptr, 0); // adjacent in the chunk
+    else write_block(&h, sizeof h, payload, stored);
 }
 
 void drain_queue() {
@@ -145,9 +260,11 @@ void* writer_main(void*) {
         }
         g_wake.store(false);
         if (g_stop.load()) break;
+        uint64_t ticket = g_flush_requested.load();
         drain_queue();
         if (g_collect_idle) g_collect_idle();
         drain_queue();
+        g_flush_completed.store(ticket);
     }
     g_thread_running.store(false);
     return nullptr;
@@ -173,7 +290,7 @@ bool open_file(const char* path) {
     h.version = format::kFormatVersion;
     h.header_size = sizeof h;
     std::lock_guard lock(g_write_mutex);
-    return write_all(&h, sizeof h);
+    return write_block(&h, sizeof h, nullptr, 0);
 }
 
 Chunk* acquire_chunk() {
@@ -235,6 +352,27 @@ void start_thread(void (*collect_idle)()) {
 }
 
 void wake() { g_wake.store(true); }
+
+bool flush_from_signal(unsigned timeout_ms) {
+    // Async-signal-safe: atomics, clock_gettime and nanosleep only. The work (and any lock it
+    // needs) happens on the writer thread, so a lock held by the interrupted code costs at most the
+    // timeout, never a deadlock.
+    if (!g_thread_running.load()) return false;
+    uint64_t ticket = g_flush_requested.fetch_add(1) + 1;
+    g_wake.store(true);
+    timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        if (g_flush_completed.load() >= ticket) return true;
+        if (!g_thread_running.load()) return false;
+        timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t waited_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (waited_ms >= static_cast<int64_t>(timeout_ms)) return false;
+        timespec slice{0, 1000 * 1000};
+        nanosleep(&slice, nullptr);
+    }
+}
 
 void stop_thread() {
     g_stop.store(true);

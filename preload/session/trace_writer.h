@@ -21,11 +21,17 @@ void write_now(Chunk* c);        // write synchronously (at exit, after fork, in
 // seal the chunks of threads that have buffered data.
 void start_thread(void (*collect_idle)());
 void wake();
+// From a signal handler (async-signal-safe): asks the writer thread for one whole cycle (queued
+// chunks and every thread's buffered events) and waits for it at most `timeout_ms`. False when
+// there is no writer thread or it did not finish in time.
+bool flush_from_signal(unsigned timeout_ms);
 // Final flush at exit: stops the thread (without joining: it may be blocked in a write) and makes
 // every later write synchronous.
 void stop_thread();
 
-bool failed();                   // tracing stopped because the file could not be written
+// Tracing stopped: the file could not be written, or it reached its size limit (GPULEAK_MAX_BYTES
+// or RLIMIT_FSIZE) and ends with a Capped record.
+bool failed();
 uint64_t bytes_written();
 
 // fork support: the child must not inherit the parent's file or queue.
