@@ -7,8 +7,9 @@
 # Without a GPU it still does what it can (the CI part, ctest gpu_validate.no_gpu): the preflight,
 # building the CUDA programs with nvcc, and the full check pipeline on the fake CUDA driver; every
 # GPU row is then a SKIP. --dry-run (ctest gpu_validate.dry_run) runs the framework part too, with
-# scripts/gpu/dryrun/torch.py, a stand-in for torch, on the fake driver: it tests this script and
-# its checks, not gpuleak on a GPU. See docs/gpu-validation.md.
+# scripts/gpu/dryrun/site-packages/torch.py, a stand-in for torch, on the fake driver: it tests this
+# script and its checks, not gpuleak on a GPU. The stand-in sits in a site-packages folder, as torch
+# does, so the report's headline skips it. See docs/gpu-validation.md.
 #
 # usage: scripts/gpu-validate.sh [--build DIR] [--no-gpu | --dry-run]
 #
@@ -307,8 +308,8 @@ framework_scenarios() {
     local gpu=$1
     say "== 2. PyTorch scenarios; 3. CuPy and JAX"
     if [ "$gpu" = dry-run ]; then
-        say "DRY RUN: torch is scripts/gpu/dryrun/torch.py on the fake driver (the script and its checks are tested, not gpuleak on a GPU)"
-        export PYTHONPATH="$gpu_dir/dryrun${PYTHONPATH:+:$PYTHONPATH}"
+        say "DRY RUN: torch is scripts/gpu/dryrun/site-packages/torch.py on the fake driver (the script and its checks are tested, not gpuleak on a GPU)"
+        export PYTHONPATH="$gpu_dir/dryrun/site-packages${PYTHONPATH:+:$PYTHONPATH}"
         export LD_LIBRARY_PATH="$build/tests/fake:$LD_LIBRARY_PATH"
         export FAKECUDA_CAPACITY=$((4 << 30))
         label="dry-run "
