@@ -8,6 +8,19 @@ constexpr uint64_t kMaxListEntries = 1 << 16;
 } // namespace
 
 bool RecordCursor::varint(uint64_t& v) {
+    // Fast path: with ten bytes left no byte can run past the end, so only the length is checked.
+    if (end_ - pos_ >= 10) {
+        uint64_t b = *pos_++;
+        v = b & 0x7F;
+        if (!(b & 0x80)) return true;
+        for (int shift = 7; shift < 64; shift += 7) {
+            b = *pos_++;
+            v |= (b & 0x7F) << shift;
+            if (!(b & 0x80)) return true;
+        }
+        error_ = "varint too long";
+        return false;
+    }
     v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (pos_ >= end_) {

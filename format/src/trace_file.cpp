@@ -15,6 +15,7 @@ namespace gpuleak::format {
 
 TraceFile::~TraceFile() {
     if (file_) std::fclose(file_);
+    ZSTD_freeDCtx(zstd_);
 }
 
 bool TraceFile::open(const std::string& path) {
@@ -115,7 +116,11 @@ bool TraceFile::load(const BlockRef& b, std::vector<uint8_t>& payload) {
     }
     if (!(b.flags & kBlockZstd)) return true;
     payload.resize(b.raw_size);
-    size_t n = ZSTD_decompress(payload.data(), payload.size(), stored.data(), stored.size());
+    if (!zstd_ && !(zstd_ = ZSTD_createDCtx())) {
+        error_ = "out of memory for decompression";
+        return false;
+    }
+    size_t n = ZSTD_decompressDCtx(zstd_, payload.data(), payload.size(), stored.data(), stored.size());
     if (ZSTD_isError(n) || n != b.raw_size) {
         error_ = "cannot decompress block at offset " + std::to_string(b.offset);
         return false;

@@ -10,6 +10,8 @@
 
 #include "gpuleak/format/records.h"
 
+struct ZSTD_DCtx_s;
+
 namespace gpuleak::format {
 
 struct BlockRef {
@@ -95,6 +97,7 @@ public:
 
 private:
     std::FILE* file_ = nullptr;
+    ZSTD_DCtx_s* zstd_ = nullptr; // one decompression context for every block
     uint64_t file_size_ = 0;
     uint32_t header_size_ = 0;
     std::vector<BlockRef> blocks_;
