@@ -4,7 +4,8 @@
 set -euo pipefail
 
 gpuleak_packages=(cmake g++ make pkg-config libunwind-dev libspdlog-dev libfmt-dev libdw-dev libelf-dev
-                  libzstd-dev libcli11-dev nlohmann-json3-dev libgtest-dev python3 clang libclang-rt-14-dev)
+                  libzstd-dev libcli11-dev nlohmann-json3-dev libgtest-dev python3 clang libclang-rt-14-dev
+                  clang-format)
 
 gpuleak_install_deps() {
     local missing=()

@@ -10,7 +10,8 @@ namespace gpuleak::analyzer {
 namespace {
 
 std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
 }
 
@@ -23,16 +24,23 @@ bool any_frame(const Site& site, const std::vector<const char*>& needles) {
     return false;
 }
 
-bool forward_pass(const Site& site) { return any_frame(site, {"forward", "_call_impl", "__call__"}); }
+bool forward_pass(const Site& site) {
+    return any_frame(site, {"forward", "_call_impl", "__call__"});
+}
 bool under_torch_load(const Site& site) {
-    return any_frame(site, {"torch.load", "torch_load", "serialization", "persistent_load", "restore_location",
-                            "unpickl"});
+    return any_frame(site, {"torch.load", "torch_load", "serialization", "persistent_load",
+                            "restore_location", "unpickl"});
 }
 bool evaluation(const Site& site) {
-    return any_frame(site, {"evaluat", "validat", "inference", "predict", "test_step", "eval_step"});
+    return any_frame(site,
+                     {"evaluat", "validat", "inference", "predict", "test_step", "eval_step"});
 }
-bool training(const Site& site) { return any_frame(site, {"train", "fit", "backward"}); }
-bool caching_allocator(const Site& site) { return any_frame(site, {"cudacachingallocator"}); }
+bool training(const Site& site) {
+    return any_frame(site, {"train", "fit", "backward"});
+}
+bool caching_allocator(const Site& site) {
+    return any_frame(site, {"cudacachingallocator"});
+}
 
 std::string times(double ratio) {
     char buf[32];
@@ -57,59 +65,75 @@ void add_hints(Report& report, const LoadedTrace& trace, const Iterations& itera
     const SiteTable& table = *report.site_table;
     uint32_t n_iter = std::max<uint32_t>(1, iterations.count());
 
-    // Sites that leak in lockstep, allocating less than every other iteration: rebuilt per outer loop.
+    // Sites that leak in lockstep, allocating less than every other iteration: rebuilt per outer
+    // loop.
     std::vector<const SiteStats*> sparse_leaks;
     for (const SiteStats& s : report.sites)
         if (s.verdict == Verdict::Leak && s.allocations * 2 <= n_iter) sparse_leaks.push_back(&s);
 
-    // Segments of PyTorch's caching allocator: the usual size, to spot one grown for a rare request.
+    // Segments of PyTorch's caching allocator: the usual size, to spot one grown for a rare
+    // request.
     std::vector<uint64_t> segment_sizes;
     for (const SiteStats& s : report.sites)
-        if (s.allocations && caching_allocator(table.site(s.site))) segment_sizes.push_back(s.bytes_allocated / s.allocations);
+        if (s.allocations && caching_allocator(table.site(s.site)))
+            segment_sizes.push_back(s.bytes_allocated / s.allocations);
     std::sort(segment_sizes.begin(), segment_sizes.end());
-    uint64_t typical_segment = segment_sizes.empty() ? 0 : segment_sizes[(segment_sizes.size() - 1) / 2];
+    uint64_t typical_segment =
+        segment_sizes.empty() ? 0 : segment_sizes[(segment_sizes.size() - 1) / 2];
 
     uint64_t eval_bytes = 0, train_bytes = 0;
     for (SiteStats& s : report.sites) {
         if (!s.allocations) continue;
         const Site& site = table.site(s.site);
         if (s.verdict == Verdict::Leak && forward_pass(site))
-            s.hints.push_back("allocated in a forward pass and kept across iterations: something holds each "
-                              "iteration's output or loss (losses.append(output) or loss_sum += loss keep the "
-                              "whole autograd graph alive); keep loss.item() or output.detach() instead");
+            s.hints.push_back(
+                "allocated in a forward pass and kept across iterations: something holds each "
+                "iteration's output or loss (losses.append(output) or loss_sum += loss keep the "
+                "whole autograd graph alive); keep loss.item() or output.detach() instead");
         if (s.verdict == Verdict::Leak && s.allocations * 2 <= n_iter) {
             size_t together = 0;
             for (const SiteStats* o : sparse_leaks)
-                if (o->first_iteration == s.first_iteration && o->allocations == s.allocations) ++together;
+                if (o->first_iteration == s.first_iteration && o->allocations == s.allocations)
+                    ++together;
             if (together >= 2)
-                s.hints.push_back("the same construction code allocates again every " +
-                                  std::to_string(n_iter / std::max<uint64_t>(1, s.allocations)) +
-                                  " iterations and nothing from it is freed: a model or optimizer rebuilt per "
-                                  "outer loop (e.g. per cross-validation fold) stays alive; del it, then "
-                                  "gc.collect() and torch.cuda.empty_cache() before building the next");
+                s.hints.push_back(
+                    "the same construction code allocates again every " +
+                    std::to_string(n_iter / std::max<uint64_t>(1, s.allocations)) +
+                    " iterations and nothing from it is freed: a model or optimizer rebuilt per "
+                    "outer loop (e.g. per cross-validation fold) stays alive; del it, then "
+                    "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
         std::string rank = rank_of(trace);
         if (under_torch_load(site) && s.devices_seen == 1 && !rank.empty() && rank != "0")
-            s.hints.push_back("loaded onto cuda:0 by torch.load in rank " + rank +
-                              ": every process places a copy on device 0; pass map_location='cpu' or the "
-                              "process's own device to torch.load");
+            s.hints.push_back(
+                "loaded onto cuda:0 by torch.load in rank " + rank +
+                ": every process places a copy on device 0; pass map_location='cpu' or the "
+                "process's own device to torch.load");
         if (caching_allocator(site) && s.live_bytes_end[0] && typical_segment &&
-            s.largest >= 4 * typical_segment && s.first_iteration > static_cast<int64_t>(iterations.warmup) + 1)
-            s.hints.push_back("PyTorch's caching allocator grew a segment for a rare large request and keeps it "
-                              "after the tensors are freed; try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
-                              "or torch.cuda.empty_cache() after such batches");
+            s.largest >= 4 * typical_segment &&
+            s.first_iteration > static_cast<int64_t>(iterations.warmup) + 1)
+            s.hints.push_back(
+                "PyTorch's caching allocator grew a segment for a rare large request and keeps it "
+                "after the tensors are freed; try "
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
+                "or torch.cuda.empty_cache() after such batches");
         uint64_t typical = report.summary.median_allocation_bytes;
-        if (typical && s.largest >= 8 * typical && s.allocations <= 2 && s.largest == s.bytes_allocated)
+        if (typical && s.largest >= 8 * typical && s.allocations <= 2 &&
+            s.largest == s.bytes_allocated)
             s.hints.push_back("one request of " + human_bytes(s.largest) + " is " +
-                              times(static_cast<double>(s.largest) / typical) + " the typical allocation (" +
-                              human_bytes(typical) + "): check the batch size or tensor shape used here");
-        if (evaluation(site)) eval_bytes += s.peak_live_bytes;
-        else if (training(site)) train_bytes += s.peak_live_bytes;
+                              times(static_cast<double>(s.largest) / typical) +
+                              " the typical allocation (" + human_bytes(typical) +
+                              "): check the batch size or tensor shape used here");
+        if (evaluation(site))
+            eval_bytes += s.peak_live_bytes;
+        else if (training(site))
+            train_bytes += s.peak_live_bytes;
     }
     for (OomEvent& o : report.ooms) {
         uint64_t typical = report.summary.median_allocation_bytes;
         if (typical && o.requested >= 8 * typical)
-            o.hints.push_back("the failed request is " + times(static_cast<double>(o.requested) / typical) +
+            o.hints.push_back("the failed request is " +
+                              times(static_cast<double>(o.requested) / typical) +
                               " the typical allocation (" + human_bytes(typical) +
                               "): a wrong batch size or shape at this line is likely");
         else if (o.total_bytes && o.requested < o.free_bytes)
@@ -117,18 +141,24 @@ void add_hints(Report& report, const LoadedTrace& trace, const Iterations& itera
                               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
     }
     if (train_bytes && eval_bytes * 10 >= train_bytes * 8)
-        report.hints.push_back("evaluation holds " + human_bytes(eval_bytes) + " against " + human_bytes(train_bytes) +
-                               " for training: evaluation without torch.no_grad() (or torch.inference_mode()) "
-                               "keeps every forward pass's graph");
+        report.hints.push_back(
+            "evaluation holds " + human_bytes(eval_bytes) + " against " + human_bytes(train_bytes) +
+            " for training: evaluation without torch.no_grad() (or torch.inference_mode()) "
+            "keeps every forward pass's graph");
     if (uses_pytorch(trace)) {
         std::string conf = trace.process.env_value("PYTORCH_CUDA_ALLOC_CONF");
         bool async = conf.find("backend:cudaMallocAsync") != std::string::npos;
         bool no_cache = trace.process.env_value("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1";
-        if (async) report.notes.push_back("PyTorch allocated per tensor (backend:cudaMallocAsync): sites are tensors");
-        else if (no_cache) report.notes.push_back("PyTorch ran without its cache (PYTORCH_NO_CUDA_MEMORY_CACHING=1): sites are tensors");
+        if (async)
+            report.notes.push_back(
+                "PyTorch allocated per tensor (backend:cudaMallocAsync): sites are tensors");
+        else if (no_cache)
+            report.notes.push_back("PyTorch ran without its cache "
+                                   "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): sites are tensors");
         else
-            report.notes.push_back("PyTorch's caching allocator was on: sites are allocator segments, not tensors; "
-                                   "rerun with `gpuleak run --per-tensor` to see each tensor");
+            report.notes.push_back(
+                "PyTorch's caching allocator was on: sites are allocator segments, not tensors; "
+                "rerun with `gpuleak run --per-tensor` to see each tensor");
     }
 }
 
@@ -145,7 +175,8 @@ void add_multi_process_hints(std::vector<Report>& reports) {
         for (SiteStats& s : r.sites)
             if (s.devices_seen == 1 && under_torch_load(r.site_table->site(s.site)))
                 s.hints.push_back(std::to_string(loaders) +
-                                  " processes load onto cuda:0 through torch.load: each places a copy on device 0; "
+                                  " processes load onto cuda:0 through torch.load: each places a "
+                                  "copy on device 0; "
                                   "pass map_location='cpu' or the process's own device");
 }
 

@@ -39,22 +39,27 @@ Iterations find_iterations(LoadedTrace& trace, SiteTable& sites, const Iteration
             if (e.record->tag != format::Tag::Alloc) return;
             uint32_t site = cache.site(e.thread, e.record->stack, e.record->py_stack);
             if (site >= passes.size()) passes.resize(site + 1, -1);
-            if (passes[site] < 0) passes[site] = site_passes_through(sites.site(site), options.site_location);
+            if (passes[site] < 0)
+                passes[site] = site_passes_through(sites.site(site), options.site_location);
             if (passes[site]) site_times.push_back(e.record->ts);
         });
     }
     // Allocation counts per site come from pass 1. Visiting the stacks in the order their first
-    // allocations have in time makes SiteTable create sites in the order a pass over the events would.
+    // allocations have in time makes SiteTable create sites in the order a pass over the events
+    // would.
     struct SiteCount {
         uint64_t count = 0;
         uint64_t first_ts = 0;
     };
     std::unordered_map<uint32_t, SiteCount> counts;
     std::vector<const StackAllocations*> stacks;
-    for (const StackAllocations& s : trace.alloc_stacks) stacks.push_back(&s);
-    std::sort(stacks.begin(), stacks.end(), [](const StackAllocations* a, const StackAllocations* b) {
-        return std::tie(a->first_ts, a->thread, a->first_ordinal) < std::tie(b->first_ts, b->thread, b->first_ordinal);
-    });
+    for (const StackAllocations& s : trace.alloc_stacks)
+        stacks.push_back(&s);
+    std::sort(stacks.begin(), stacks.end(),
+              [](const StackAllocations* a, const StackAllocations* b) {
+                  return std::tie(a->first_ts, a->thread, a->first_ordinal) <
+                         std::tie(b->first_ts, b->thread, b->first_ordinal);
+              });
     for (const StackAllocations* s : stacks) {
         SiteCount& c = counts[cache.site(s->thread, s->stack, s->py_stack)];
         if (!c.count) c.first_ts = s->first_ts;
@@ -78,10 +83,12 @@ Iterations find_iterations(LoadedTrace& trace, SiteTable& sites, const Iteration
     if (sites_per_count.empty()) return it;
     uint64_t best_count = 0, best_sites = 0;
     for (const auto& [count, n] : sites_per_count)
-        if (n > best_sites || (n == best_sites && count > best_count)) best_count = count, best_sites = n;
+        if (n > best_sites || (n == best_sites && count > best_count))
+            best_count = count, best_sites = n;
     uint64_t earliest = ~0ull;
     for (const auto& [site, c] : counts)
-        if (c.count == best_count && c.first_ts < earliest) earliest = c.first_ts, it.clock_site = site;
+        if (c.count == best_count && c.first_ts < earliest)
+            earliest = c.first_ts, it.clock_site = site;
     it.has_clock_site = true;
     it.source = "inferred";
     it.boundaries_at_clock_site = true;

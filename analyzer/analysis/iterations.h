@@ -1,7 +1,8 @@
 // Where the traced program's loop iterations begin. Users rarely mark them, so they are found in
 // this order:
 //   1. markers in the trace (gpuleak_mark_iteration, or an NVTX range through the NVTX injection);
-//   2. --iteration-site FILE:LINE: every allocation from a site passing through that line starts one;
+//   2. --iteration-site FILE:LINE: every allocation from a site passing through that line starts
+//   one;
 //   3. inference: the site that allocates "once per iteration". Among sites allocating at least
 //      four times, the allocation count shared by the most sites is taken as the iteration count (a
 //      loop's body usually has several such sites, while sites allocating several times per
@@ -25,7 +26,7 @@ struct IterationOptions {
 };
 
 struct Iterations {
-    std::string source = "none"; // markers | site | inferred | none
+    std::string source = "none";      // markers | site | inferred | none
     std::vector<uint64_t> boundaries; // timestamps (ns), ascending
     // Inferred: the boundaries are the clock site's allocations, which the replay collects as it
     // meets them (saving a pass over the trace); until then `boundaries` is empty.

@@ -47,10 +47,13 @@ public:
         s.command = trace_.process.command();
         s.clean_end = trace_.clean_end;
         uint64_t allocations = 0; // counted by pass 1: the sample of sizes is allocated once
-        for (const StackAllocations& a : trace_.alloc_stacks) allocations += a.count;
+        for (const StackAllocations& a : trace_.alloc_stacks)
+            allocations += a.count;
         size_sample_.reserve(std::min<uint64_t>(allocations, kSizeSampleKept));
-        if (iterations_.boundaries_at_clock_site) replay_collecting_boundaries();
-        else for_each_event(trace_, [this](const Event& e) { on_event(e); });
+        if (iterations_.boundaries_at_clock_site)
+            replay_collecting_boundaries();
+        else
+            for_each_event(trace_, [this](const Event& e) { on_event(e); });
         finish();
         return std::move(report_);
     }
@@ -71,23 +74,27 @@ private:
             }
             tied.clear();
             tied.emplace_back(e->thread, *e->record);
-            while (stream.peek_ts() == ts && (e = stream.next())) tied.emplace_back(e->thread, *e->record);
+            while (stream.peek_ts() == ts && (e = stream.next()))
+                tied.emplace_back(e->thread, *e->record);
             for (const auto& [thread, r] : tied)
                 if (is_clock(thread, r)) boundaries_.push_back(ts);
-            for (const auto& [thread, r] : tied) on_event({thread, &r});
+            for (const auto& [thread, r] : tied)
+                on_event({thread, &r});
         }
         iterations_.boundaries_at_clock_site = false;
     }
 
     bool is_clock(uint32_t thread, const format::Record& r) {
-        return r.tag == Tag::Alloc && site_cache_.site(thread, r.stack, r.py_stack) == iterations_.clock_site;
+        return r.tag == Tag::Alloc &&
+               site_cache_.site(thread, r.stack, r.py_stack) == iterations_.clock_site;
     }
 
     SiteStats& stats(uint32_t site) {
         if (site >= report_.sites.size()) {
             report_.sites.resize(site + 1);
             site_epoch_.resize(site + 1, 0);
-            for (uint32_t i = 0; i < report_.sites.size(); ++i) report_.sites[i].site = i;
+            for (uint32_t i = 0; i < report_.sites.size(); ++i)
+                report_.sites[i].site = i;
         }
         return report_.sites[site];
     }
@@ -96,7 +103,8 @@ private:
         SiteStats& st = stats(a.site);
         int k = static_cast<int>(a.kind);
         if (a.kind == MemKind::Device && site_epoch_[a.site] != peak_epoch_) {
-            // Lazy peak snapshot (see replay.h): unchanged since the last peak, so this is its value then.
+            // Lazy peak snapshot (see replay.h): unchanged since the last peak, so this is its
+            // value then.
             site_epoch_[a.site] = peak_epoch_;
             st.at_global_peak = st.live_bytes_end[0];
         }
@@ -106,7 +114,8 @@ private:
             st.changed = true;
             changed_sites_.push_back(a.site);
         }
-        st.peak_live_bytes = std::max(st.peak_live_bytes, st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2]);
+        st.peak_live_bytes = std::max(
+            st.peak_live_bytes, st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2]);
         if (a.kind != MemKind::Device) return;
         device_live_ = add ? device_live_ + a.size : device_live_ - a.size;
         if (device_live_ > report_.summary.peak_bytes) {
@@ -165,10 +174,13 @@ private:
             add(r.address, r.kind == MemKind::PinnedHost, a);
         }
         if (largest_.size() == kLargestKept && r.size <= largest_.back().bytes) return;
-        // Largest first; after the ones of equal size already kept (as a stable sort would place it).
-        auto at = std::upper_bound(largest_.begin(), largest_.end(), r.size,
-                                   [](uint64_t bytes, const LargestAllocation& x) { return bytes > x.bytes; });
-        largest_.insert(at, {r.size, site, format::api_name(r.api), format::kind_name(r.kind), now_s_});
+        // Largest first; after the ones of equal size already kept (as a stable sort would place
+        // it).
+        auto at = std::upper_bound(
+            largest_.begin(), largest_.end(), r.size,
+            [](uint64_t bytes, const LargestAllocation& x) { return bytes > x.bytes; });
+        largest_.insert(at,
+                        {r.size, site, format::api_name(r.api), format::kind_name(r.kind), now_s_});
         if (largest_.size() > kLargestKept) largest_.pop_back();
     }
 
@@ -204,7 +216,8 @@ private:
         oom.total_bytes = r.total_bytes ? r.total_bytes - 1 : 0;
         for (const SiteStats& st : report_.sites)
             if (st.live_bytes_end[0]) oom.by_site.push_back({st.site, st.live_bytes_end[0]});
-        std::sort(oom.by_site.begin(), oom.by_site.end(), [](auto& a, auto& b) { return a.bytes > b.bytes; });
+        std::sort(oom.by_site.begin(), oom.by_site.end(),
+                  [](auto& a, auto& b) { return a.bytes > b.bytes; });
         if (oom.by_site.size() > kOomSitesKept) oom.by_site.resize(kOomSitesKept);
         report_.ooms.push_back(std::move(oom));
     }
@@ -220,7 +233,8 @@ private:
             uint64_t count = st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2];
             uint64_t last_bytes = st.series.empty() ? 0 : st.series.back().bytes;
             uint64_t last_count = st.series.empty() ? 0 : st.series.back().count;
-            if (bytes != last_bytes || count != last_count) st.series.push_back({iteration_, bytes, count});
+            if (bytes != last_bytes || count != last_count)
+                st.series.push_back({iteration_, bytes, count});
         }
         changed_sites_.clear();
     }
@@ -235,9 +249,15 @@ private:
         report_.summary.events += 1;
         now_s_ = static_cast<double>(r.ts) / 1e9;
         switch (r.tag) {
-        case Tag::Alloc: on_alloc(e); break;
-        case Tag::Free: on_free(r); break;
-        case Tag::AllocFailed: on_failed(e); break;
+        case Tag::Alloc:
+            on_alloc(e);
+            break;
+        case Tag::Free:
+            on_free(r);
+            break;
+        case Tag::AllocFailed:
+            on_failed(e);
+            break;
         case Tag::VmmRetain: {
             auto it = handles_.find(r.handle);
             if (it != handles_.end()) it->second.refs += 1;
@@ -276,12 +296,15 @@ private:
         sample_changed_sites();
         // Never freed: the end of the trace ended their iteration too.
         for (auto* live : {&device_live_map_, &host_live_})
-            live->for_each([this](uint64_t, const LiveAllocation& a) { report_.sites[a.site].outlived += 1; });
-        for (const auto& [handle, h] : handles_) report_.sites[h.allocation.site].outlived += 1;
+            live->for_each(
+                [this](uint64_t, const LiveAllocation& a) { report_.sites[a.site].outlived += 1; });
+        for (const auto& [handle, h] : handles_)
+            report_.sites[h.allocation.site].outlived += 1;
         Summary& s = report_.summary;
         s.duration_s = now_s_;
         if (!size_sample_.empty()) {
-            std::nth_element(size_sample_.begin(), size_sample_.begin() + size_sample_.size() / 2, size_sample_.end());
+            std::nth_element(size_sample_.begin(), size_sample_.begin() + size_sample_.size() / 2,
+                             size_sample_.end());
             s.median_allocation_bytes = size_sample_[size_sample_.size() / 2];
         }
         for (uint32_t i = 0; i < report_.sites.size(); ++i) {
@@ -300,8 +323,9 @@ private:
         report_.largest = std::move(largest_);
         report_.warnings = trace_.warnings;
         if (!trace_.clean_end)
-            report_.warnings.push_back("the trace has no end record: the process was killed or crashed; "
-                                       "events of its last ~100 ms may be missing");
+            report_.warnings.push_back(
+                "the trace has no end record: the process was killed or crashed; "
+                "events of its last ~100 ms may be missing");
     }
 
     LoadedTrace& trace_;
@@ -328,8 +352,9 @@ private:
 
 Report replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations) {
     Report report = Replay(trace, sites, iterations).run();
-    report.iterations = {iterations.source, iterations.count(), iterations.markers, iterations.warmup,
-                         iterations.has_clock_site ? static_cast<int64_t>(iterations.clock_site) : -1};
+    report.iterations = {
+        iterations.source, iterations.count(), iterations.markers, iterations.warmup,
+        iterations.has_clock_site ? static_cast<int64_t>(iterations.clock_site) : -1};
     return report;
 }
 

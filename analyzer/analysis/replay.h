@@ -1,6 +1,6 @@
 // Replays a trace's events in time order and builds the report: allocations paired with their
-// frees, live memory per site, the device peak, what was live at each failed allocation, the largest
-// requests.
+// frees, live memory per site, the device peak, what was live at each failed allocation, the
+// largest requests.
 //
 // The peak breakdown is computed in the same single pass without snapshotting every site at every
 // new maximum: each site remembers the epoch of the last global peak it has seen. When a site is

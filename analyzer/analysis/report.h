@@ -29,17 +29,17 @@ struct SiteStats {
     uint64_t peak_live_bytes = 0; // the site's own maximum of live bytes (all kinds)
     uint64_t at_global_peak = 0;  // live device bytes when the process's device peak was reached
     uint64_t largest = 0;
-    int kinds_seen = 0;   // bit per MemKind
-    uint64_t apis_seen = 0; // bit per format::Api
+    int kinds_seen = 0;        // bit per MemKind
+    uint64_t apis_seen = 0;    // bit per format::Api
     uint64_t devices_seen = 0; // bit per device ordinal (< 64)
 
     // Iterations (analysis/iterations.h).
     int64_t first_iteration = -1;
     uint64_t outlived = 0; // allocations still live after the iteration that made them ended
-    // Sparse: a sample at the end of an iteration in which the site changed, unless it ended where the
-    // previous sample (or 0) left it. Values hold until the next sample.
+    // Sparse: a sample at the end of an iteration in which the site changed, unless it ended where
+    // the previous sample (or 0) left it. Values hold until the next sample.
     std::vector<IterationSample> series;
-    bool changed = false;                // since the last sample
+    bool changed = false; // since the last sample
     Verdict verdict = Verdict::None;
     double growth_bytes_per_iteration = 0;
     double confidence = 0; // R^2 of the fit behind a leak or growth verdict
@@ -58,7 +58,7 @@ struct OomEvent {
     int device = -1;
     int error = 0;
     uint32_t site = 0;
-    uint64_t live_bytes = 0; // device bytes live at that moment
+    uint64_t live_bytes = 0;                  // device bytes live at that moment
     uint64_t free_bytes = 0, total_bytes = 0; // 0 = unknown
     std::vector<SiteBytes> by_site;           // largest first
     std::vector<std::string> hints;

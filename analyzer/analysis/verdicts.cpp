@@ -14,7 +14,8 @@ Fit fit_line(const std::vector<double>& y) {
     size_t n = y.size();
     if (n < 2) return {};
     double mx = (n - 1) / 2.0, my = 0;
-    for (double v : y) my += v;
+    for (double v : y)
+        my += v;
     my /= n;
     double sxy = 0, sxx = 0, syy = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -48,13 +49,14 @@ void dense_series(const SiteStats& s, uint32_t first, uint32_t last, std::vector
     }
 }
 
-// The last third never comes back down to what the first third reached, and the rise came in at least
-// three steps (one allocation kept for good is retained, not a leak).
+// The last third never comes back down to what the first third reached, and the rise came in at
+// least three steps (one allocation kept for good is retained, not a leak).
 bool keeps_rising(const std::vector<double>& y) {
     size_t third = y.size() / 3;
     if (third == 0) return false;
     int rises = 0;
-    for (size_t i = 1; i < y.size(); ++i) rises += y[i] > y[i - 1];
+    for (size_t i = 1; i < y.size(); ++i)
+        rises += y[i] > y[i - 1];
     if (rises < 3) return false;
     double first_max = *std::max_element(y.begin(), y.begin() + third);
     double last_min = *std::min_element(y.end() - third, y.end());
@@ -65,11 +67,16 @@ bool keeps_rising(const std::vector<double>& y) {
 
 const char* verdict_name(Verdict v) {
     switch (v) {
-    case Verdict::Transient: return "transient";
-    case Verdict::Retained: return "retained";
-    case Verdict::Growth: return "growth";
-    case Verdict::Leak: return "leak";
-    case Verdict::None: break;
+    case Verdict::Transient:
+        return "transient";
+    case Verdict::Retained:
+        return "retained";
+    case Verdict::Growth:
+        return "growth";
+    case Verdict::Leak:
+        return "leak";
+    case Verdict::None:
+        break;
     }
     return "none";
 }
@@ -107,7 +114,8 @@ void decide_verdicts(Report& report, const Iterations& iterations) {
     }
 }
 
-std::vector<uint64_t> live_bytes_by_iteration(const SiteStats& site, uint32_t iterations, size_t points) {
+std::vector<uint64_t> live_bytes_by_iteration(const SiteStats& site, uint32_t iterations,
+                                              size_t points) {
     std::vector<double> bytes, counts;
     dense_series(site, 0, iterations, bytes, counts);
     std::vector<uint64_t> out;
@@ -116,7 +124,8 @@ std::vector<uint64_t> live_bytes_by_iteration(const SiteStats& site, uint32_t it
     for (size_t b = 0; b < buckets; ++b) {
         size_t from = b * bytes.size() / buckets, to = (b + 1) * bytes.size() / buckets;
         double m = 0;
-        for (size_t i = from; i < to; ++i) m = std::max(m, bytes[i]);
+        for (size_t i = from; i < to; ++i)
+            m = std::max(m, bytes[i]);
         out.push_back(static_cast<uint64_t>(m));
     }
     return out;

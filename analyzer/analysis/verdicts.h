@@ -6,8 +6,8 @@
 //   retained  something outlives its iteration but stays bounded (weights, a cache of N entries,
 //             the last loop variable, a sawtooth released every k iterations);
 //   transient everything is freed within the iteration that allocated it.
-// With fewer than three iterations to compare there is no trend: sites that hold memory at the end are
-// retained, the rest transient.
+// With fewer than three iterations to compare there is no trend: sites that hold memory at the end
+// are retained, the rest transient.
 #pragma once
 
 #include "analysis/iterations.h"
@@ -18,6 +18,7 @@ namespace gpuleak::analyzer {
 void decide_verdicts(Report& report, const Iterations& iterations);
 
 // Live bytes per iteration for a sparkline: at most `points` values (max of each bucket).
-std::vector<uint64_t> live_bytes_by_iteration(const SiteStats& site, uint32_t iterations, size_t points);
+std::vector<uint64_t> live_bytes_by_iteration(const SiteStats& site, uint32_t iterations,
+                                              size_t points);
 
 } // namespace gpuleak::analyzer

@@ -21,14 +21,21 @@ std::optional<uint64_t> parse_size(std::string text) {
     if (end == text.c_str() || value < 0 || !std::isfinite(value)) return std::nullopt;
     std::string unit;
     for (; *end; ++end)
-        if (!std::isspace(static_cast<unsigned char>(*end))) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(*end)));
+        if (!std::isspace(static_cast<unsigned char>(*end)))
+            unit += static_cast<char>(std::tolower(static_cast<unsigned char>(*end)));
     double scale = 1;
-    if (unit.empty() || unit == "b") scale = 1;
-    else if (unit == "k" || unit == "kb" || unit == "kib") scale = 1024.0;
-    else if (unit == "m" || unit == "mb" || unit == "mib") scale = 1024.0 * 1024;
-    else if (unit == "g" || unit == "gb" || unit == "gib") scale = 1024.0 * 1024 * 1024;
-    else if (unit == "t" || unit == "tb" || unit == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
-    else return std::nullopt;
+    if (unit.empty() || unit == "b")
+        scale = 1;
+    else if (unit == "k" || unit == "kb" || unit == "kib")
+        scale = 1024.0;
+    else if (unit == "m" || unit == "mb" || unit == "mib")
+        scale = 1024.0 * 1024;
+    else if (unit == "g" || unit == "gb" || unit == "gib")
+        scale = 1024.0 * 1024 * 1024;
+    else if (unit == "t" || unit == "tb" || unit == "tib")
+        scale = 1024.0 * 1024 * 1024 * 1024;
+    else
+        return std::nullopt;
     return static_cast<uint64_t>(value * scale);
 }
 
@@ -50,16 +57,22 @@ bool check_gates(const Gates& g, const std::vector<Report>& reports, std::ostrea
                 if (s.verdict == Verdict::Leak) {
                     if (leaks++ < 3)
                         detail += (detail.empty() ? "" : "; ") + site_name(r, s.site) + " +" +
-                                  human_bytes(static_cast<uint64_t>(std::max(0.0, s.growth_bytes_per_iteration))) + "/iteration";
+                                  human_bytes(static_cast<uint64_t>(
+                                      std::max(0.0, s.growth_bytes_per_iteration))) +
+                                  "/iteration";
                 }
-        verdict("--fail-on leak", leaks == 0, leaks ? std::to_string(leaks) + " leaking site" + (leaks == 1 ? "" : "s") + ": " + detail : "no leaking site");
+        verdict("--fail-on leak", leaks == 0,
+                leaks ? std::to_string(leaks) + " leaking site" + (leaks == 1 ? "" : "s") + ": " +
+                            detail
+                      : "no leaking site");
     }
     if (g.max_growth_per_iteration) {
         double worst = 0;
         std::string where = "no growing site";
         for (const Report& r : reports)
             for (const SiteStats& s : r.sites)
-                if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Growth) && s.growth_bytes_per_iteration > worst) {
+                if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Growth) &&
+                    s.growth_bytes_per_iteration > worst) {
                     worst = s.growth_bytes_per_iteration;
                     where = site_name(r, s.site);
                 }
@@ -69,12 +82,15 @@ bool check_gates(const Gates& g, const std::vector<Report>& reports, std::ostrea
     }
     if (g.max_peak) {
         uint64_t worst = 0;
-        for (const Report& r : reports) worst = std::max(worst, r.summary.peak_bytes);
-        verdict("--max-peak " + human_bytes(*g.max_peak), worst <= *g.max_peak, "peak " + human_bytes(worst));
+        for (const Report& r : reports)
+            worst = std::max(worst, r.summary.peak_bytes);
+        verdict("--max-peak " + human_bytes(*g.max_peak), worst <= *g.max_peak,
+                "peak " + human_bytes(worst));
     }
     if (g.max_live_end) {
         uint64_t worst = 0;
-        for (const Report& r : reports) worst = std::max(worst, r.summary.live_bytes_end);
+        for (const Report& r : reports)
+            worst = std::max(worst, r.summary.live_bytes_end);
         verdict("--max-live-end " + human_bytes(*g.max_live_end), worst <= *g.max_live_end,
                 "live at end " + human_bytes(worst));
     }

@@ -17,10 +17,13 @@ struct Gates {
     std::optional<uint64_t> max_growth_per_iteration; // bytes
     std::optional<uint64_t> max_peak;
     std::optional<uint64_t> max_live_end;
-    bool any() const { return fail_on_leak || max_growth_per_iteration || max_peak || max_live_end; }
+    bool any() const {
+        return fail_on_leak || max_growth_per_iteration || max_peak || max_live_end;
+    }
 };
 
-// "1GiB", "512M", "1.5 GB", "4096", optionally followed by "/iter" or "/iteration". nullopt if malformed.
+// "1GiB", "512M", "1.5 GB", "4096", optionally followed by "/iter" or "/iteration". nullopt if
+// malformed.
 std::optional<uint64_t> parse_size(std::string text);
 
 // Prints one line per gate to `err`; true when every gate passes.

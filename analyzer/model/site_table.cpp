@@ -11,14 +11,18 @@ namespace {
 
 bool basename_starts_with(const std::string& path, const char* prefix) {
     size_t slash = path.rfind('/');
-    return path.compare(slash == std::string::npos ? 0 : slash + 1, std::strlen(prefix), prefix) == 0;
+    return path.compare(slash == std::string::npos ? 0 : slash + 1, std::strlen(prefix), prefix) ==
+           0;
 }
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
 
 // Frames of a statically linked CUDA runtime live in the application's own binary.
 bool is_runtime_function(const std::string& f) {
-    if (starts_with(f, "cudart::") || starts_with(f, "__cudart") || starts_with(f, "fakecudart::")) return true;
+    if (starts_with(f, "cudart::") || starts_with(f, "__cudart") || starts_with(f, "fakecudart::"))
+        return true;
     return f.size() > 4 && starts_with(f, "cuda") && std::isupper(static_cast<unsigned char>(f[4]));
 }
 
@@ -27,8 +31,10 @@ bool is_runtime_function(const std::string& f) {
 // Library code (the standard library, anything installed into site-packages such as torch) is not
 // where a user can fix a leak: the headline is the innermost Python frame of their own code.
 bool is_library_file(const std::string& file) {
-    return file.find("/site-packages/") != std::string::npos || file.find("/dist-packages/") != std::string::npos ||
-           (file.find("/lib/python3") != std::string::npos && file.find("/site-packages/") == std::string::npos) ||
+    return file.find("/site-packages/") != std::string::npos ||
+           file.find("/dist-packages/") != std::string::npos ||
+           (file.find("/lib/python3") != std::string::npos &&
+            file.find("/site-packages/") == std::string::npos) ||
            (!file.empty() && file[0] == '<' && file != "<stdin>" && file != "<string>");
 }
 
@@ -58,7 +64,8 @@ uint32_t SiteTable::trimmed_native(uint32_t node) {
     auto it = trimmed_.find(node);
     if (it != trimmed_.end()) return it->second;
     uint32_t n = node;
-    while (n && is_tracer_frame(trace_.native_nodes[n].ip)) n = trace_.native_nodes[n].parent;
+    while (n && is_tracer_frame(trace_.native_nodes[n].ip))
+        n = trace_.native_nodes[n].parent;
     trimmed_[node] = n;
     return n;
 }
@@ -108,12 +115,15 @@ uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {
         std::vector<bool> entries;
         std::vector<Frame> pys = python_frames(py, &entries);
         std::vector<pydecode::NativeFrameName> names;
-        for (size_t i = 0; i < natives.size(); ++i) names.push_back({natives[i].function, i});
+        for (size_t i = 0; i < natives.size(); ++i)
+            names.push_back({natives[i].function, i});
         std::vector<pydecode::PyFrameView> views;
-        for (size_t i = 0; i < pys.size(); ++i) views.push_back({0, 0, entries[i]});
+        for (size_t i = 0; i < pys.size(); ++i)
+            views.push_back({0, 0, entries[i]});
         for (const auto& m : pydecode::merge(names, views))
-            site.frames.push_back(m.kind == pydecode::MergedFrame::Kind::Python ? pys[m.position]
-                                                                                 : natives[m.position]);
+            site.frames.push_back(m.kind == pydecode::MergedFrame::Kind::Python
+                                      ? pys[m.position]
+                                      : natives[m.position]);
     }
     sites_.push_back(std::move(site));
     return it->second;

@@ -27,9 +27,10 @@ struct Frame {
 struct Site {
     uint32_t id = 0;
     std::vector<Frame> frames; // innermost first
-    bool no_python_state = false; // recorded in a process with Python, on a thread without Python frames
-    // The frame a user reads first: the innermost Python frame if any, else the innermost native frame
-    // with a name.
+    bool no_python_state =
+        false; // recorded in a process with Python, on a thread without Python frames
+    // The frame a user reads first: the innermost Python frame if any, else the innermost native
+    // frame with a name.
     const Frame* headline() const;
 };
 

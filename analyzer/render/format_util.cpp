@@ -14,7 +14,11 @@ std::string human_bytes(uint64_t bytes) {
         ++unit;
     }
     char buf[32];
-    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, kUnits[unit]);
+    std::snprintf(buf, sizeof buf,
+                  v < 10    ? "%.2f %s"
+                  : v < 100 ? "%.1f %s"
+                            : "%.0f %s",
+                  v, kUnits[unit]);
     return buf;
 }
 
@@ -40,6 +44,8 @@ std::string frame_location(const Frame& f) {
     return "??";
 }
 
-std::string frame_function(const Frame& f) { return f.function.empty() ? "??" : f.function; }
+std::string frame_function(const Frame& f) {
+    return f.function.empty() ? "??" : f.function;
+}
 
 } // namespace gpuleak::analyzer

@@ -10,7 +10,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+Json or_null(const std::string& s) {
+    return s.empty() ? Json(nullptr) : Json(s);
+}
 
 Json frame_json(const Frame& f) {
     return Json{{"function", or_null(f.function)},
@@ -31,7 +33,8 @@ Json headline_json(const Frame& f) {
 
 Json by_site_json(const std::vector<SiteBytes>& list) {
     Json out = Json::array();
-    for (const auto& e : list) out.push_back({{"site", e.site}, {"bytes", e.bytes}});
+    for (const auto& e : list)
+        out.push_back({{"site", e.site}, {"bytes", e.bytes}});
     return out;
 }
 
@@ -71,39 +74,44 @@ Json report_json(const Report& r) {
     for (const SiteStats& st : r.sites) {
         const Site& site = r.site_table->site(st.site);
         Json frames = Json::array();
-        for (const Frame& f : site.frames) frames.push_back(frame_json(f));
+        for (const Frame& f : site.frames)
+            frames.push_back(frame_json(f));
         const Frame* head = site.headline();
         Json apis = Json::array(), kinds = Json::array();
         for (int a = 0; a < static_cast<int>(format::Api::Count); ++a)
-            if (st.apis_seen >> a & 1) apis.push_back(format::api_name(static_cast<format::Api>(a)));
+            if (st.apis_seen >> a & 1)
+                apis.push_back(format::api_name(static_cast<format::Api>(a)));
         for (int k = 0; k < 3; ++k)
-            if (st.kinds_seen >> k & 1) kinds.push_back(format::kind_name(static_cast<format::MemKind>(k)));
-        sites.push_back({{"id", st.site},
-                         {"frames", frames},
-                         {"headline", head ? headline_json(*head) : Json(nullptr)},
-                         {"apis", apis},
-                         {"kinds", kinds},
-                         {"allocations", st.allocations},
-                         {"bytes_allocated", st.bytes_allocated},
-                         {"frees", st.frees},
-                         {"live_count_end", st.live_count_end[0]},
-                         {"live_bytes_end", st.live_bytes_end[0]},
-                         {"managed_live_count_end", st.live_count_end[1]},
-                         {"managed_live_bytes_end", st.live_bytes_end[1]},
-                         {"pinned_live_count_end", st.live_count_end[2]},
-                         {"pinned_live_bytes_end", st.live_bytes_end[2]},
-                         {"peak_live_bytes", st.peak_live_bytes},
-                         {"live_bytes_at_peak", st.at_global_peak},
-                         {"largest_bytes", st.largest},
-                         {"no_python_state", site.no_python_state},
-                         {"verdict", verdict_name(st.verdict)},
-                         {"growth_bytes_per_iteration", st.growth_bytes_per_iteration},
-                         {"confidence", st.confidence},
-                         {"outlived_iteration", st.outlived},
-                         {"first_iteration", st.first_iteration >= 0 ? Json(st.first_iteration) : Json(nullptr)},
-                         {"live_bytes_by_iteration", live_bytes_by_iteration(st, r.iterations.count, 60)},
-                         {"devices", devices_json(st.devices_seen)},
-                         {"hints", st.hints}});
+            if (st.kinds_seen >> k & 1)
+                kinds.push_back(format::kind_name(static_cast<format::MemKind>(k)));
+        sites.push_back(
+            {{"id", st.site},
+             {"frames", frames},
+             {"headline", head ? headline_json(*head) : Json(nullptr)},
+             {"apis", apis},
+             {"kinds", kinds},
+             {"allocations", st.allocations},
+             {"bytes_allocated", st.bytes_allocated},
+             {"frees", st.frees},
+             {"live_count_end", st.live_count_end[0]},
+             {"live_bytes_end", st.live_bytes_end[0]},
+             {"managed_live_count_end", st.live_count_end[1]},
+             {"managed_live_bytes_end", st.live_bytes_end[1]},
+             {"pinned_live_count_end", st.live_count_end[2]},
+             {"pinned_live_bytes_end", st.live_bytes_end[2]},
+             {"peak_live_bytes", st.peak_live_bytes},
+             {"live_bytes_at_peak", st.at_global_peak},
+             {"largest_bytes", st.largest},
+             {"no_python_state", site.no_python_state},
+             {"verdict", verdict_name(st.verdict)},
+             {"growth_bytes_per_iteration", st.growth_bytes_per_iteration},
+             {"confidence", st.confidence},
+             {"outlived_iteration", st.outlived},
+             {"first_iteration",
+              st.first_iteration >= 0 ? Json(st.first_iteration) : Json(nullptr)},
+             {"live_bytes_by_iteration", live_bytes_by_iteration(st, r.iterations.count, 60)},
+             {"devices", devices_json(st.devices_seen)},
+             {"hints", st.hints}});
     }
     // Leaks first, then by what they hold at the end.
     std::stable_sort(sites.begin(), sites.end(), [](const Json& a, const Json& b) {
@@ -119,9 +127,12 @@ Json report_json(const Report& r) {
                        {"count", r.iterations.count},
                        {"markers", r.iterations.markers},
                        {"warmup", r.iterations.warmup},
-                       {"clock_site", r.iterations.clock_site >= 0 ? Json(r.iterations.clock_site) : Json(nullptr)}};
+                       {"clock_site", r.iterations.clock_site >= 0 ? Json(r.iterations.clock_site)
+                                                                   : Json(nullptr)}};
     j["hints"] = r.hints;
-    j["peak"] = {{"time_s", s.peak_time_s}, {"bytes", s.peak_bytes}, {"by_site", by_site_json(r.peak_by_site)}};
+    j["peak"] = {{"time_s", s.peak_time_s},
+                 {"bytes", s.peak_bytes},
+                 {"by_site", by_site_json(r.peak_by_site)}};
     Json ooms = Json::array();
     for (const OomEvent& o : r.ooms)
         ooms.push_back({{"time_s", o.time_s},
@@ -138,7 +149,11 @@ Json report_json(const Report& r) {
     j["ooms"] = ooms;
     Json largest = Json::array();
     for (const auto& l : r.largest)
-        largest.push_back({{"bytes", l.bytes}, {"site", l.site}, {"api", l.api}, {"kind", l.kind}, {"time_s", l.time_s}});
+        largest.push_back({{"bytes", l.bytes},
+                           {"site", l.site},
+                           {"api", l.api},
+                           {"kind", l.kind},
+                           {"time_s", l.time_s}});
     j["largest"] = largest;
     j["warnings"] = r.warnings;
     j["notes"] = r.notes;
@@ -161,7 +176,8 @@ void render_json(const std::vector<Report>& reports, std::ostream& out) {
         live += r.summary.live_bytes_end;
         peak_sum += r.summary.peak_bytes;
         allocations += r.summary.allocations;
-        for (const auto& s : r.sites) leaks += s.verdict == Verdict::Leak;
+        for (const auto& s : r.sites)
+            leaks += s.verdict == Verdict::Leak;
     }
     j["processes"] = processes;
     j["merged"] = {{"processes", reports.size()},

@@ -4,8 +4,8 @@
 
 #include "analysis/verdicts.h"
 #include "render/format_util.h"
-#include "render/source_lines.h"
 #include "render/renderers.h"
+#include "render/source_lines.h"
 
 namespace gpuleak::analyzer {
 namespace {
@@ -18,14 +18,16 @@ std::string seconds(double s) {
 
 // The C runtime's own startup frames say nothing about the program.
 bool startup_frame(const Frame& f) {
-    return f.function.rfind("__libc_start", 0) == 0 || f.function == "_start" || f.function == "Py_BytesMain" ||
-           f.function == "Py_RunMain" || f.function == "pymain_main";
+    return f.function.rfind("__libc_start", 0) == 0 || f.function == "_start" ||
+           f.function == "Py_BytesMain" || f.function == "Py_RunMain" ||
+           f.function == "pymain_main";
 }
 
 void print_stack(const Site& site, const RenderOptions& o, std::ostream& out) {
     // With Python frames, those are the user's stack; the interpreter's own frames only add noise.
     bool python = false;
-    for (const Frame& f : site.frames) python = python || f.python;
+    for (const Frame& f : site.frames)
+        python = python || f.python;
     size_t shown = 0;
     for (const Frame& f : site.frames) {
         if (startup_frame(f)) break;
@@ -34,8 +36,8 @@ void print_stack(const Site& site, const RenderOptions& o, std::ostream& out) {
             out << "        ... " << site.frames.size() - o.max_frames << " more frames\n";
             break;
         }
-        out << "        " << (f.python ? "py " : "   ") << frame_function(f) << "  " << frame_location(f)
-            << (f.inlined ? "  (inlined)" : "") << "\n";
+        out << "        " << (f.python ? "py " : "   ") << frame_function(f) << "  "
+            << frame_location(f) << (f.inlined ? "  (inlined)" : "") << "\n";
     }
     if (site.frames.empty()) out << "        (no stack recorded)\n";
     if (site.no_python_state) out << "        (thread had no Python frames: native stack only)\n";
@@ -57,9 +59,11 @@ std::string headline_with_source(const Site& site) {
 std::string sparkline(const std::vector<uint64_t>& values) {
     static constexpr const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
     uint64_t top = 0;
-    for (uint64_t v : values) top = std::max(top, v);
+    for (uint64_t v : values)
+        top = std::max(top, v);
     std::string out;
-    for (uint64_t v : values) out += kBars[top ? std::min<uint64_t>(7, v * 7 / top) : 0];
+    for (uint64_t v : values)
+        out += kBars[top ? std::min<uint64_t>(7, v * 7 / top) : 0];
     return out;
 }
 
@@ -68,7 +72,8 @@ std::string iteration_source(const Report& r) {
     if (it.source == "markers") return std::to_string(it.markers) + " markers";
     if (it.source == "site") return "--iteration-site";
     if (it.source == "inferred" && it.clock_site >= 0)
-        return "inferred: one per allocation of " + headline(r.site_table->site(static_cast<uint32_t>(it.clock_site)));
+        return "inferred: one per allocation of " +
+               headline(r.site_table->site(static_cast<uint32_t>(it.clock_site)));
     return "none found";
 }
 
@@ -76,11 +81,14 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
     const SiteTable& sites = *r.site_table;
     std::vector<const SiteStats*> growing, retained;
     for (const SiteStats& st : r.sites) {
-        if (st.verdict == Verdict::Leak || st.verdict == Verdict::Growth) growing.push_back(&st);
-        else if (st.verdict == Verdict::Retained) retained.push_back(&st);
+        if (st.verdict == Verdict::Leak || st.verdict == Verdict::Growth)
+            growing.push_back(&st);
+        else if (st.verdict == Verdict::Retained)
+            retained.push_back(&st);
     }
     std::stable_sort(growing.begin(), growing.end(), [](auto* a, auto* b) {
-        if ((a->verdict == Verdict::Leak) != (b->verdict == Verdict::Leak)) return a->verdict == Verdict::Leak;
+        if ((a->verdict == Verdict::Leak) != (b->verdict == Verdict::Leak))
+            return a->verdict == Verdict::Leak;
         return a->growth_bytes_per_iteration > b->growth_bytes_per_iteration;
     });
     out << "\nIterations: " << r.iterations.count << " (" << iteration_source(r) << ")";
@@ -92,15 +100,22 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
     for (size_t i = 0; i < growing.size() && i < o.top; ++i) {
         const SiteStats& st = *growing[i];
         char rate[64], conf[32];
-        std::snprintf(rate, sizeof rate, "+%s/iteration", human_bytes(static_cast<uint64_t>(std::max(0.0, st.growth_bytes_per_iteration))).c_str());
+        std::snprintf(
+            rate, sizeof rate, "+%s/iteration",
+            human_bytes(static_cast<uint64_t>(std::max(0.0, st.growth_bytes_per_iteration)))
+                .c_str());
         std::snprintf(conf, sizeof conf, "fit R^2 %.2f", st.confidence);
-        out << "  " << (st.verdict == Verdict::Leak ? "LEAK  " : "GROWTH") << "  " << headline_with_source(sites.site(st.site))
-            << "\n        " << rate << ", " << human_bytes(st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2])
-            << " live at end in " << with_commas(st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2])
-            << " allocations, first seen in iteration " << st.first_iteration << ", " << conf << "\n";
-        out << "        live bytes per iteration: " << sparkline(live_bytes_by_iteration(st, r.iterations.count, 40))
+        out << "  " << (st.verdict == Verdict::Leak ? "LEAK  " : "GROWTH") << "  "
+            << headline_with_source(sites.site(st.site)) << "\n        " << rate << ", "
+            << human_bytes(st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2])
+            << " live at end in "
+            << with_commas(st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2])
+            << " allocations, first seen in iteration " << st.first_iteration << ", " << conf
             << "\n";
-        for (const auto& h : st.hints) out << "        likely cause: " << h << "\n";
+        out << "        live bytes per iteration: "
+            << sparkline(live_bytes_by_iteration(st, r.iterations.count, 40)) << "\n";
+        for (const auto& h : st.hints)
+            out << "        likely cause: " << h << "\n";
         print_stack(sites.site(st.site), o, out);
     }
     if (!retained.empty()) {
@@ -109,7 +124,8 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
             out << (i ? "; " : "") << headline(sites.site(retained[i]->site));
         out << "\n";
         for (const SiteStats* st : retained)
-            for (const auto& h : st->hints) out << "  " << headline(sites.site(st->site)) << ": likely cause: " << h << "\n";
+            for (const auto& h : st->hints)
+                out << "  " << headline(sites.site(st->site)) << ": likely cause: " << h << "\n";
     }
 }
 
@@ -123,27 +139,34 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
     out << "  duration  " << seconds(s.duration_s) << ", " << with_commas(s.events) << " events, "
         << with_commas(s.allocations) << " allocations, " << with_commas(s.frees) << " frees, "
         << with_commas(s.failed_allocations) << " failed allocations\n";
-    out << "  peak      " << human_bytes(s.peak_bytes) << " of device memory at " << seconds(s.peak_time_s) << "\n";
+    out << "  peak      " << human_bytes(s.peak_bytes) << " of device memory at "
+        << seconds(s.peak_time_s) << "\n";
     out << "  at end    " << human_bytes(s.live_bytes_end) << " of device memory in "
         << with_commas(s.live_count_end) << " allocations";
     if (s.managed_live_bytes_end) out << "; managed " << human_bytes(s.managed_live_bytes_end);
     if (s.pinned_live_bytes_end) out << "; pinned host " << human_bytes(s.pinned_live_bytes_end);
     out << "\n";
-    for (const auto& n : r.notes) out << "  note      " << n << "\n";
-    for (const auto& w : r.warnings) out << "  warning   " << w << "\n";
-    for (const auto& h : r.hints) out << "  likely cause: " << h << "\n";
+    for (const auto& n : r.notes)
+        out << "  note      " << n << "\n";
+    for (const auto& w : r.warnings)
+        out << "  warning   " << w << "\n";
+    for (const auto& h : r.hints)
+        out << "  likely cause: " << h << "\n";
     print_verdicts(r, o, out);
 
     std::vector<const SiteStats*> live;
     for (const SiteStats& st : r.sites)
-        if (st.live_count_end[0] || st.live_count_end[1] || st.live_count_end[2]) live.push_back(&st);
+        if (st.live_count_end[0] || st.live_count_end[1] || st.live_count_end[2])
+            live.push_back(&st);
     std::sort(live.begin(), live.end(), [](auto* a, auto* b) {
         return a->live_bytes_end[0] + a->live_bytes_end[1] + a->live_bytes_end[2] >
                b->live_bytes_end[0] + b->live_bytes_end[1] + b->live_bytes_end[2];
     });
     out << "\nStill allocated at the end, by site";
-    if (live.empty()) out << ": nothing (every allocation was freed)\n";
-    else out << " (" << live.size() << " site" << (live.size() == 1 ? "" : "s") << ")\n";
+    if (live.empty())
+        out << ": nothing (every allocation was freed)\n";
+    else
+        out << " (" << live.size() << " site" << (live.size() == 1 ? "" : "s") << ")\n";
     for (size_t i = 0; i < live.size() && i < o.top; ++i) {
         const SiteStats& st = *live[i];
         out << "  #" << st.site << "  ";
@@ -151,22 +174,24 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
         bool first = true;
         for (int k = 0; k < 3; ++k) {
             if (!st.live_count_end[k]) continue;
-            out << (first ? "" : ", ") << human_bytes(st.live_bytes_end[k]) << " " << kinds[k] << " in "
-                << with_commas(st.live_count_end[k]) << " allocation" << (st.live_count_end[k] == 1 ? "" : "s");
+            out << (first ? "" : ", ") << human_bytes(st.live_bytes_end[k]) << " " << kinds[k]
+                << " in " << with_commas(st.live_count_end[k]) << " allocation"
+                << (st.live_count_end[k] == 1 ? "" : "s");
             first = false;
         }
-        out << "  (" << with_commas(st.allocations) << " allocated here, " << human_bytes(st.bytes_allocated)
-            << " in total)\n";
+        out << "  (" << with_commas(st.allocations) << " allocated here, "
+            << human_bytes(st.bytes_allocated) << " in total)\n";
         out << "      " << headline(sites.site(st.site)) << "\n";
         print_stack(sites.site(st.site), o, out);
     }
 
     if (!r.peak_by_site.empty()) {
-        out << "\nAt the device peak (" << human_bytes(s.peak_bytes) << " at " << seconds(s.peak_time_s)
-            << "), by site\n";
+        out << "\nAt the device peak (" << human_bytes(s.peak_bytes) << " at "
+            << seconds(s.peak_time_s) << "), by site\n";
         for (size_t i = 0; i < r.peak_by_site.size() && i < o.top; ++i) {
             const auto& e = r.peak_by_site[i];
-            out << "  #" << e.site << "  " << human_bytes(e.bytes) << "  " << headline(sites.site(e.site)) << "\n";
+            out << "  #" << e.site << "  " << human_bytes(e.bytes) << "  "
+                << headline(sites.site(e.site)) << "\n";
         }
     }
 
@@ -174,18 +199,21 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
         out << "\nFailed allocations (" << with_commas(s.failed_allocations) << ")\n";
         for (size_t i = 0; i < r.ooms.size() && i < o.top; ++i) {
             const OomEvent& e = r.ooms[i];
-            out << "  at " << seconds(e.time_s) << ": " << e.api << " of " << human_bytes(e.requested)
-                << " failed (CUDA error " << e.error << (e.error == 2 ? ", out of memory" : "") << ")";
+            out << "  at " << seconds(e.time_s) << ": " << e.api << " of "
+                << human_bytes(e.requested) << " failed (CUDA error " << e.error
+                << (e.error == 2 ? ", out of memory" : "") << ")";
             if (e.total_bytes)
-                out << "; device had " << human_bytes(e.free_bytes) << " free of " << human_bytes(e.total_bytes);
+                out << "; device had " << human_bytes(e.free_bytes) << " free of "
+                    << human_bytes(e.total_bytes);
             out << "\n      requested by " << headline_with_source(sites.site(e.site)) << "\n";
-            for (const auto& h : e.hints) out << "      likely cause: " << h << "\n";
+            for (const auto& h : e.hints)
+                out << "      likely cause: " << h << "\n";
             print_stack(sites.site(e.site), o, out);
             out << "      live then: " << human_bytes(e.live_bytes) << " of device memory";
             out << (e.by_site.empty() ? "\n" : ", by site:\n");
             for (size_t k = 0; k < e.by_site.size() && k < o.top; ++k)
-                out << "        #" << e.by_site[k].site << "  " << human_bytes(e.by_site[k].bytes) << "  "
-                    << headline(sites.site(e.by_site[k].site)) << "\n";
+                out << "        #" << e.by_site[k].site << "  " << human_bytes(e.by_site[k].bytes)
+                    << "  " << headline(sites.site(e.by_site[k].site)) << "\n";
         }
     }
 
@@ -193,10 +221,13 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
         out << "\nLargest single allocations\n";
         for (size_t i = 0; i < r.largest.size();) {
             size_t j = i;
-            while (j < r.largest.size() && r.largest[j].bytes == r.largest[i].bytes && r.largest[j].site == r.largest[i].site) ++j;
+            while (j < r.largest.size() && r.largest[j].bytes == r.largest[i].bytes &&
+                   r.largest[j].site == r.largest[i].site)
+                ++j;
             const auto& l = r.largest[i];
-            out << "  " << human_bytes(l.bytes) << (j - i > 1 ? " x" + std::to_string(j - i) : "") << "  " << l.kind
-                << " via " << l.api << "  #" << l.site << " " << headline(sites.site(l.site)) << "\n";
+            out << "  " << human_bytes(l.bytes) << (j - i > 1 ? " x" + std::to_string(j - i) : "")
+                << "  " << l.kind << " via " << l.api << "  #" << l.site << " "
+                << headline(sites.site(l.site)) << "\n";
             i = j;
         }
     }
@@ -208,14 +239,15 @@ void render_text_merged(const std::vector<Report>& reports, std::ostream& out) {
     for (const Report& r : reports) {
         live += r.summary.live_bytes_end;
         size_t n = 0;
-        for (const auto& s : r.sites) n += s.verdict == Verdict::Leak;
+        for (const auto& s : r.sites)
+            n += s.verdict == Verdict::Leak;
         leaks += n;
         out << "  pid " << r.summary.pid << ": peak " << human_bytes(r.summary.peak_bytes) << ", "
-            << human_bytes(r.summary.live_bytes_end) << " live at end, " << n << " leaking site" << (n == 1 ? "" : "s")
-            << "  (" << r.summary.command << ")\n";
+            << human_bytes(r.summary.live_bytes_end) << " live at end, " << n << " leaking site"
+            << (n == 1 ? "" : "s") << "  (" << r.summary.command << ")\n";
     }
-    out << "  total: " << human_bytes(live) << " of device memory live at the end, " << leaks << " leaking site"
-        << (leaks == 1 ? "" : "s") << "\n";
+    out << "  total: " << human_bytes(live) << " of device memory live at the end, " << leaks
+        << " leaking site" << (leaks == 1 ? "" : "s") << "\n";
 }
 
 } // namespace gpuleak::analyzer

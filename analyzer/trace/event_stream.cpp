@@ -39,8 +39,8 @@ public:
                         return true;
                     }
                 if (!cursor_->error().empty())
-                    warnings.push_back("malformed record in thread " + std::to_string(thread_) + ": " +
-                                       cursor_->error());
+                    warnings.push_back("malformed record in thread " + std::to_string(thread_) +
+                                       ": " + cursor_->error());
                 cursor_.reset();
             }
             if (next_block_ >= blocks_.size()) return false;
@@ -66,13 +66,16 @@ private:
     bool current_ = false;
 };
 
-EventStream::EventStream(LoadedTrace& trace) : trace_(trace), warnings_before_(trace.warnings.size()) {
+EventStream::EventStream(LoadedTrace& trace)
+    : trace_(trace), warnings_before_(trace.warnings.size()) {
     std::map<uint32_t, std::vector<const format::BlockRef*>> by_thread;
     for (const auto& b : trace.file.blocks())
         if (b.thread_index != format::kGlobalThreadIndex) by_thread[b.thread_index].push_back(&b);
     for (auto& [thread, blocks] : by_thread) {
         std::sort(blocks.begin(), blocks.end(),
-                  [](const format::BlockRef* a, const format::BlockRef* b) { return a->sequence < b->sequence; });
+                  [](const format::BlockRef* a, const format::BlockRef* b) {
+                      return a->sequence < b->sequence;
+                  });
         streams_.push_back(std::make_unique<ThreadStream>(thread, std::move(blocks)));
     }
     for (size_t i = 0; i < streams_.size(); ++i)
@@ -104,8 +107,10 @@ void EventStream::settle() {
         delivered_ = kNoStream;
         if (streams_[s]->advance(trace_.file, trace_.warnings)) {
             // Still ahead of every other thread (always, with one thread): no heap traffic.
-            if (heap_.empty() || less(s, heap_.front())) ready_ = s;
-            else push(s);
+            if (heap_.empty() || less(s, heap_.front()))
+                ready_ = s;
+            else
+                push(s);
         }
     }
     if (ready_ == kNoStream && !heap_.empty()) ready_ = pop();

@@ -11,7 +11,8 @@ namespace {
 
 // Dense tables stay proportionate to a sane trace; a damaged one cannot make them huge.
 constexpr uint32_t kMaxDenseThreads = 1 << 16;
-constexpr uint64_t kDenseSkip = 1 << 16; // how far past the last id a new one may land and stay dense
+constexpr uint64_t kDenseSkip =
+    1 << 16; // how far past the last id a new one may land and stay dense
 
 struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
@@ -115,7 +116,8 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
         const format::BlockRef& b = blocks[index];
         // Pass 2 merges the recording threads' timed records; thread 0's are not events.
         bool events = b.thread_index != format::kGlobalThreadIndex;
-        if (events && b.thread_index != current_thread) allocations.start_thread(current_thread = b.thread_index);
+        if (events && b.thread_index != current_thread)
+            allocations.start_thread(current_thread = b.thread_index);
         if (!t.file.load(b, payload)) {
             t.warnings.push_back(t.file.error());
             continue;
@@ -138,7 +140,8 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
                 t.modules.push_back({r.text, r.address, r.blob, r.segments});
                 break;
             case format::Tag::Thread:
-                t.thread_names[b.thread_index] = std::to_string(r.pid) + (r.text.empty() ? "" : " " + r.text);
+                t.thread_names[b.thread_index] =
+                    std::to_string(r.pid) + (r.text.empty() ? "" : " " + r.text);
                 break;
             case format::Tag::StackNode: {
                 uint32_t parent = t.native_node(b.thread_index, r.parent);
@@ -155,12 +158,14 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
                 break;
             case format::Tag::PyStackNode: {
                 uint32_t parent = t.py_node(b.thread_index, r.parent);
-                uint64_t key = r.ip << 33 | static_cast<uint64_t>(static_cast<uint32_t>(r.line_or_offset)) << 1 |
+                uint64_t key = r.ip << 33 |
+                               static_cast<uint64_t>(static_cast<uint32_t>(r.line_or_offset)) << 1 |
                                (r.is_entry ? 1 : 0);
                 auto [it, fresh] = py_edges.try_emplace({parent, key}, 0);
                 if (fresh) {
                     it->second = static_cast<uint32_t>(t.py_nodes.size());
-                    t.py_nodes.push_back({parent, r.ip, static_cast<int32_t>(r.line_or_offset), r.is_entry});
+                    t.py_nodes.push_back(
+                        {parent, r.ip, static_cast<int32_t>(r.line_or_offset), r.is_entry});
                 }
                 t.py_local.set(b.thread_index, r.id, it->second);
                 break;
@@ -172,17 +177,18 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
                 t.clean_end = true;
                 break;
             case format::Tag::Capped:
-                t.warnings.push_back("trace capped at " + std::to_string(r.count) +
-                                     " bytes (GPULEAK_MAX_BYTES or the file size limit): later events "
-                                     "were not recorded");
+                t.warnings.push_back(
+                    "trace capped at " + std::to_string(r.count) +
+                    " bytes (GPULEAK_MAX_BYTES or the file size limit): later events "
+                    "were not recorded");
                 break;
             default:
                 break;
             }
         }
         if (!cursor.error().empty())
-            t.warnings.push_back("malformed record in block at offset " + std::to_string(b.offset) + ": " +
-                                 cursor.error());
+            t.warnings.push_back("malformed record in block at offset " + std::to_string(b.offset) +
+                                 ": " + cursor.error());
     }
     // Pass 2 meets markers in time order (each thread's records are in time order).
     std::stable_sort(t.marker_times.begin(), t.marker_times.end());

@@ -42,8 +42,8 @@ struct PyNode {
     bool is_entry;
 };
 
-// The recorder's per-thread stack ids -> process-wide ids. Each thread's ids come dense from 1, so a
-// lookup is an array read; an id far out of sequence (a damaged trace) goes to a map instead.
+// The recorder's per-thread stack ids -> process-wide ids. Each thread's ids come dense from 1, so
+// a lookup is an array read; an id far out of sequence (a damaged trace) goes to a map instead.
 class LocalIds {
 public:
     uint32_t get(uint32_t thread, uint64_t local) const {
@@ -56,15 +56,17 @@ public:
     void set(uint32_t thread, uint64_t local, uint32_t global);
 
 private:
-    static uint64_t key(uint32_t thread, uint64_t local) { return static_cast<uint64_t>(thread) << 40 | local; }
+    static uint64_t key(uint32_t thread, uint64_t local) {
+        return static_cast<uint64_t>(thread) << 40 | local;
+    }
     std::vector<std::vector<uint32_t>> dense_; // [thread][local], 0 = not defined
     std::unordered_map<uint64_t, uint32_t> sparse_;
     uint64_t defined_ = 0, dense_slots_ = 0; // bounds the dense tables by what the file defines
 };
 
-// How often one recorded stack allocated, and where its first allocation stands in the time order of
-// pass 2: (first_ts, thread, first_ordinal), ordinal counting the thread's timed records. Gathered in
-// pass 1 so that iteration inference needs no pass of its own.
+// How often one recorded stack allocated, and where its first allocation stands in the time order
+// of pass 2: (first_ts, thread, first_ordinal), ordinal counting the thread's timed records.
+// Gathered in pass 1 so that iteration inference needs no pass of its own.
 struct StackAllocations {
     uint32_t thread;
     uint64_t stack, py_stack; // the recorder's per-thread ids
@@ -88,11 +90,15 @@ struct LoadedTrace {
     std::vector<std::string> warnings;
 
     std::vector<StackAllocations> alloc_stacks; // Alloc records of recording threads (not thread 0)
-    std::vector<uint64_t> marker_times;          // Marker records of recording threads, ascending
+    std::vector<uint64_t> marker_times;         // Marker records of recording threads, ascending
 
     // Thread-local stack ids of the recorder -> global ids (0: none, or never defined).
-    uint32_t native_node(uint32_t thread, uint64_t local) const { return local ? native_local.get(thread, local) : 0; }
-    uint32_t py_node(uint32_t thread, uint64_t local) const { return local ? py_local.get(thread, local) : 0; }
+    uint32_t native_node(uint32_t thread, uint64_t local) const {
+        return local ? native_local.get(thread, local) : 0;
+    }
+    uint32_t py_node(uint32_t thread, uint64_t local) const {
+        return local ? py_local.get(thread, local) : 0;
+    }
 
     LocalIds native_local;
     LocalIds py_local;

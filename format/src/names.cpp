@@ -16,9 +16,12 @@ const char* api_name(Api api) {
 
 const char* kind_name(MemKind kind) {
     switch (kind) {
-    case MemKind::Device: return "device";
-    case MemKind::Managed: return "managed";
-    case MemKind::PinnedHost: return "pinned_host";
+    case MemKind::Device:
+        return "device";
+    case MemKind::Managed:
+        return "managed";
+    case MemKind::PinnedHost:
+        return "pinned_host";
     }
     return "unknown";
 }

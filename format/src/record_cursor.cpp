@@ -81,7 +81,8 @@ bool RecordCursor::next(Record& r) {
     switch (r.tag) {
     case Tag::Process: {
         uint64_t n;
-        if (!u(r.pid) || !u(r.ppid) || !u(r.start_unix_ns) || !string(r.text) || !u(n)) return false;
+        if (!u(r.pid) || !u(r.ppid) || !u(r.start_unix_ns) || !string(r.text) || !u(n))
+            return false;
         if (n > kMaxListEntries) return error_ = "too many arguments", false;
         r.strings.resize(n);
         for (auto& a : r.strings)
@@ -97,7 +98,8 @@ bool RecordCursor::next(Record& r) {
     case Tag::Module: {
         uint64_t n;
         std::string build_id;
-        if (!dt() || !u(r.address) || !string(r.text) || !string(build_id, 256) || !u(n)) return false;
+        if (!dt() || !u(r.address) || !string(r.text) || !string(build_id, 256) || !u(n))
+            return false;
         r.blob.assign(build_id.begin(), build_id.end());
         if (n > 64) return error_ = "too many segments", false;
         r.segments.resize(n);

@@ -49,8 +49,8 @@ bool TraceFile::open(const std::string& path) {
         return false;
     }
     if (h.version != kFormatVersion) {
-        error_ = "unsupported trace format version " + std::to_string(h.version) + " (this gpuleak-report reads " +
-                 std::to_string(kFormatVersion) + ")";
+        error_ = "unsupported trace format version " + std::to_string(h.version) +
+                 " (this gpuleak-report reads " + std::to_string(kFormatVersion) + ")";
         return false;
     }
     if (h.header_size < sizeof h || h.header_size > 4096 || h.header_size > file_size_) {
@@ -67,7 +67,8 @@ void TraceFile::index_blocks() {
     std::vector<uint8_t> payload;
     while (offset < file_size_) {
         BlockHeader h{};
-        if (file_size_ - offset < sizeof h || std::fseek(file_, static_cast<long>(offset), SEEK_SET) != 0 ||
+        if (file_size_ - offset < sizeof h ||
+            std::fseek(file_, static_cast<long>(offset), SEEK_SET) != 0 ||
             std::fread(&h, sizeof h, 1, file_) != 1) {
             damage_ = "incomplete block header at offset " + std::to_string(offset);
             return;
@@ -85,8 +86,8 @@ void TraceFile::index_blocks() {
         uint64_t payload_offset = offset + sizeof h;
         if (file_size_ - payload_offset < h.stored_size) {
             damage_ = "block at offset " + std::to_string(offset) + " is cut short (" +
-                      std::to_string(file_size_ - payload_offset) + " of " + std::to_string(h.stored_size) +
-                      " bytes)";
+                      std::to_string(file_size_ - payload_offset) + " of " +
+                      std::to_string(h.stored_size) + " bytes)";
             return;
         }
         payload.resize(h.stored_size);
@@ -100,8 +101,8 @@ void TraceFile::index_blocks() {
             damage_ = "checksum mismatch in block at offset " + std::to_string(offset);
             return;
         }
-        blocks_.push_back({payload_offset, h.stored_size, h.raw_size, h.flags, h.thread_index, h.sequence,
-                           h.first_ts, h.last_ts});
+        blocks_.push_back({payload_offset, h.stored_size, h.raw_size, h.flags, h.thread_index,
+                           h.sequence, h.first_ts, h.last_ts});
         offset = payload_offset + h.stored_size;
     }
 }
@@ -120,7 +121,8 @@ bool TraceFile::load(const BlockRef& b, std::vector<uint8_t>& payload) {
         error_ = "out of memory for decompression";
         return false;
     }
-    size_t n = ZSTD_decompressDCtx(zstd_, payload.data(), payload.size(), stored.data(), stored.size());
+    size_t n =
+        ZSTD_decompressDCtx(zstd_, payload.data(), payload.size(), stored.data(), stored.size());
     if (ZSTD_isError(n) || n != b.raw_size) {
         error_ = "cannot decompress block at offset " + std::to_string(b.offset);
         return false;

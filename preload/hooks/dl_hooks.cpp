@@ -19,7 +19,8 @@ extern "C" {
 __attribute__((visibility("hidden"))) std::atomic<DlopenFn> gpuleak_real_dlopen{nullptr};
 
 // dlsym(handle, name) for a real handle. The caller is still the application's (we were jumped to).
-__attribute__((visibility("hidden"), noinline)) void* gpuleak_dlsym_handle(void* handle, const char* name) {
+__attribute__((visibility("hidden"), noinline)) void* gpuleak_dlsym_handle(void* handle,
+                                                                           const char* name) {
     void* caller = __builtin_return_address(0);
     auto dl = gpuleak::hooks::real_dlsym();
     if (!dl) return nullptr;
@@ -53,7 +54,8 @@ __attribute__((visibility("hidden"))) int gpuleak_dlopen_flags(int flags) {
     if ((flags & RTLD_DEEPBIND) && !std::getenv("GPULEAK_KEEP_DEEPBIND")) {
         static std::atomic<bool> noted{false};
         if (!noted.exchange(true))
-            gpuleak::log::info("cleared RTLD_DEEPBIND on dlopen so CUDA calls from that library stay visible");
+            gpuleak::log::info(
+                "cleared RTLD_DEEPBIND on dlopen so CUDA calls from that library stay visible");
         flags &= ~RTLD_DEEPBIND;
     }
     return flags;

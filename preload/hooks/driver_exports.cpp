@@ -50,20 +50,14 @@ void* real_for(DriverHook h, int slot) {
     return nullptr;
 }
 
-template <DriverHook H>
-struct ImplOf;
-#define GPULEAK_IMPL_OF(sym, pfn, qn, minv, maxv, params, args)                                 \
-    template <>                                                                                    \
-    struct ImplOf<DriverHook::sym> {                                                               \
-        static constexpr auto run = &impl::sym;                                                    \
-    };
+template <DriverHook H> struct ImplOf;
+#define GPULEAK_IMPL_OF(sym, pfn, qn, minv, maxv, params, args)                                    \
+    template <> struct ImplOf<DriverHook::sym> { static constexpr auto run = &impl::sym; };
 GPULEAK_DRIVER_HOOKS(GPULEAK_IMPL_OF)
 #undef GPULEAK_IMPL_OF
 
-template <DriverHook H, int S, typename Fn>
-struct Slot;
-template <DriverHook H, int S, typename... A>
-struct Slot<H, S, CUresult (*)(A...)> {
+template <DriverHook H, int S, typename Fn> struct Slot;
+template <DriverHook H, int S, typename... A> struct Slot<H, S, CUresult (*)(A...)> {
     static CUresult call(A... a) {
         auto real = reinterpret_cast<CUresult (*)(A...)>(real_for(H, S));
         // Only reachable through our export while no libcuda is loaded (pitfall 13).
@@ -76,7 +70,7 @@ struct Slot<H, S, CUresult (*)(A...)> {
 } // namespace gpuleak::hooks
 
 // The exported symbols. Their signatures are checked by the compiler against cuda.h's declarations.
-#define GPULEAK_EXPORT_HOOK(sym, pfn, qn, minv, maxv, params, args)                             \
+#define GPULEAK_EXPORT_HOOK(sym, pfn, qn, minv, maxv, params, args)                                \
     GPULEAK_EXPORT CUresult CUDAAPI sym params {                                                   \
         return gpuleak::hooks::Slot<gpuleak::hooks::DriverHook::sym, 0, pfn>::call args;           \
     }                                                                                              \
@@ -89,11 +83,11 @@ namespace {
 
 struct TableInit {
     TableInit() {
-#define GPULEAK_FILL(sym, pfn, qn, minv, maxv, params, args)                                    \
+#define GPULEAK_FILL(sym, pfn, qn, minv, maxv, params, args)                                       \
     {                                                                                              \
         HookEntry& e = g_hooks[static_cast<int>(DriverHook::sym)];                                 \
         e.symbol = #sym;                                                                           \
-        e.query = qn;                                                                           \
+        e.query = qn;                                                                              \
         e.min_version = minv;                                                                      \
         e.max_version = maxv;                                                                      \
         e.wrappers[0] = reinterpret_cast<void*>(&::sym);                                           \
@@ -128,7 +122,8 @@ int hook_by_query(const char* query, int version, unsigned long long flags) {
     bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     for (int i = 0; i < static_cast<int>(DriverHook::Count); ++i) {
         const HookEntry& e = g_hooks[i];
-        if (std::strcmp(e.query, query) || version < e.min_version || version >= e.max_version) continue;
+        if (std::strcmp(e.query, query) || version < e.min_version || version >= e.max_version)
+            continue;
         // Only stream-ordered calls have _ptsz twins; for the others the flag does not matter.
         bool has_twin = hook_by_symbol((std::string(e.query) + "_ptsz").c_str()) >= 0;
         if (!has_twin || is_ptsz(e.symbol) == per_thread) return i;
@@ -146,8 +141,9 @@ void* wrapper_for(int index, void* real) {
         if (current == real) return e.wrappers[s];
     }
     if (!e.warned_full.exchange(true))
-        log::warn("more than {} distinct driver pointers for {}; calls through the others are not traced",
-                  kSlots, e.symbol);
+        log::warn(
+            "more than {} distinct driver pointers for {}; calls through the others are not traced",
+            kSlots, e.symbol);
     return real;
 }
 
@@ -158,7 +154,8 @@ void* route_driver_pointer(const char* query, int version, unsigned long long fl
     // Prefer the symbol the pointer itself carries: it names the exact ABI variant.
     Dl_info info{};
     int index = -1;
-    if (dladdr(real, &info) && info.dli_saddr == real && info.dli_sname) index = hook_by_symbol(info.dli_sname);
+    if (dladdr(real, &info) && info.dli_saddr == real && info.dli_sname)
+        index = hook_by_symbol(info.dli_sname);
     if (index < 0) index = hook_by_query(query, version, flags);
     if (index < 0) return real;
     log::debug("wrapped {} v{} flags {} -> {}", query, version, flags, g_hooks[index].symbol);

@@ -24,61 +24,62 @@ CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstre
 CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                               CUstream hStream);
 CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
-CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags);
+CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion,
+                                  cuuint64_t flags);
 }
 
 #define GPULEAK_DRIVER_HOOKS(X)                                                                    \
-    X(cuMemAlloc_v2, PFN_cuMemAlloc_v3020, "cuMemAlloc", 3020, GPULEAK_NO_MAX,                      \
+    X(cuMemAlloc_v2, PFN_cuMemAlloc_v3020, "cuMemAlloc", 3020, GPULEAK_NO_MAX,                     \
       (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize))                                     \
-    X(cuMemAllocPitch_v2, PFN_cuMemAllocPitch_v3020, "cuMemAllocPitch", 3020, GPULEAK_NO_MAX,       \
+    X(cuMemAllocPitch_v2, PFN_cuMemAllocPitch_v3020, "cuMemAllocPitch", 3020, GPULEAK_NO_MAX,      \
       (CUdeviceptr * dptr, size_t * pitch, size_t width, size_t height, unsigned int elem),        \
       (dptr, pitch, width, height, elem))                                                          \
-    X(cuMemAllocManaged, PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged", 6000, GPULEAK_NO_MAX,    \
+    X(cuMemAllocManaged, PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged", 6000, GPULEAK_NO_MAX,   \
       (CUdeviceptr * dptr, size_t bytesize, unsigned int flags), (dptr, bytesize, flags))          \
-    X(cuMemFree_v2, PFN_cuMemFree_v3020, "cuMemFree", 3020, GPULEAK_NO_MAX, (CUdeviceptr dptr),     \
+    X(cuMemFree_v2, PFN_cuMemFree_v3020, "cuMemFree", 3020, GPULEAK_NO_MAX, (CUdeviceptr dptr),    \
       (dptr))                                                                                      \
-    X(cuMemAllocAsync, PFN_cuMemAllocAsync_v11020, "cuMemAllocAsync", 11020, GPULEAK_NO_MAX,        \
+    X(cuMemAllocAsync, PFN_cuMemAllocAsync_v11020, "cuMemAllocAsync", 11020, GPULEAK_NO_MAX,       \
       (CUdeviceptr * dptr, size_t bytesize, CUstream stream), (dptr, bytesize, stream))            \
-    X(cuMemAllocAsync_ptsz, PFN_cuMemAllocAsync_v11020_ptsz, "cuMemAllocAsync", 11020,              \
+    X(cuMemAllocAsync_ptsz, PFN_cuMemAllocAsync_v11020_ptsz, "cuMemAllocAsync", 11020,             \
       GPULEAK_NO_MAX, (CUdeviceptr * dptr, size_t bytesize, CUstream stream),                      \
       (dptr, bytesize, stream))                                                                    \
-    X(cuMemAllocFromPoolAsync, PFN_cuMemAllocFromPoolAsync_v11020, "cuMemAllocFromPoolAsync",       \
+    X(cuMemAllocFromPoolAsync, PFN_cuMemAllocFromPoolAsync_v11020, "cuMemAllocFromPoolAsync",      \
       11020, GPULEAK_NO_MAX,                                                                       \
       (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                   \
       (dptr, bytesize, pool, stream))                                                              \
-    X(cuMemAllocFromPoolAsync_ptsz, PFN_cuMemAllocFromPoolAsync_v11020_ptsz,                        \
+    X(cuMemAllocFromPoolAsync_ptsz, PFN_cuMemAllocFromPoolAsync_v11020_ptsz,                       \
       "cuMemAllocFromPoolAsync", 11020, GPULEAK_NO_MAX,                                            \
       (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream stream),                   \
       (dptr, bytesize, pool, stream))                                                              \
-    X(cuMemFreeAsync, PFN_cuMemFreeAsync_v11020, "cuMemFreeAsync", 11020, GPULEAK_NO_MAX,           \
+    X(cuMemFreeAsync, PFN_cuMemFreeAsync_v11020, "cuMemFreeAsync", 11020, GPULEAK_NO_MAX,          \
       (CUdeviceptr dptr, CUstream stream), (dptr, stream))                                         \
-    X(cuMemFreeAsync_ptsz, PFN_cuMemFreeAsync_v11020_ptsz, "cuMemFreeAsync", 11020,                 \
+    X(cuMemFreeAsync_ptsz, PFN_cuMemFreeAsync_v11020_ptsz, "cuMemFreeAsync", 11020,                \
       GPULEAK_NO_MAX, (CUdeviceptr dptr, CUstream stream), (dptr, stream))                         \
-    X(cuMemCreate, PFN_cuMemCreate_v10020, "cuMemCreate", 10020, GPULEAK_NO_MAX,                    \
+    X(cuMemCreate, PFN_cuMemCreate_v10020, "cuMemCreate", 10020, GPULEAK_NO_MAX,                   \
       (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp* prop,        \
        unsigned long long flags),                                                                  \
       (handle, size, prop, flags))                                                                 \
-    X(cuMemRelease, PFN_cuMemRelease_v10020, "cuMemRelease", 10020, GPULEAK_NO_MAX,                 \
+    X(cuMemRelease, PFN_cuMemRelease_v10020, "cuMemRelease", 10020, GPULEAK_NO_MAX,                \
       (CUmemGenericAllocationHandle handle), (handle))                                             \
-    X(cuMemRetainAllocationHandle, PFN_cuMemRetainAllocationHandle_v11000,                          \
+    X(cuMemRetainAllocationHandle, PFN_cuMemRetainAllocationHandle_v11000,                         \
       "cuMemRetainAllocationHandle", 11000, GPULEAK_NO_MAX,                                        \
       (CUmemGenericAllocationHandle * handle, void* addr), (handle, addr))                         \
-    X(cuMemMap, PFN_cuMemMap_v10020, "cuMemMap", 10020, GPULEAK_NO_MAX,                             \
+    X(cuMemMap, PFN_cuMemMap_v10020, "cuMemMap", 10020, GPULEAK_NO_MAX,                            \
       (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,           \
        unsigned long long flags),                                                                  \
       (ptr, size, offset, handle, flags))                                                          \
-    X(cuMemUnmap, PFN_cuMemUnmap_v10020, "cuMemUnmap", 10020, GPULEAK_NO_MAX,                       \
+    X(cuMemUnmap, PFN_cuMemUnmap_v10020, "cuMemUnmap", 10020, GPULEAK_NO_MAX,                      \
       (CUdeviceptr ptr, size_t size), (ptr, size))                                                 \
-    X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020, "cuMemHostAlloc", 2020, GPULEAK_NO_MAX,             \
+    X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020, "cuMemHostAlloc", 2020, GPULEAK_NO_MAX,            \
       (void** pp, size_t bytesize, unsigned int flags), (pp, bytesize, flags))                     \
-    X(cuMemAllocHost_v2, PFN_cuMemAllocHost_v3020, "cuMemAllocHost", 3020, GPULEAK_NO_MAX,          \
+    X(cuMemAllocHost_v2, PFN_cuMemAllocHost_v3020, "cuMemAllocHost", 3020, GPULEAK_NO_MAX,         \
       (void** pp, size_t bytesize), (pp, bytesize))                                                \
-    X(cuMemFreeHost, PFN_cuMemFreeHost_v2000, "cuMemFreeHost", 2000, GPULEAK_NO_MAX, (void* p),     \
+    X(cuMemFreeHost, PFN_cuMemFreeHost_v2000, "cuMemFreeHost", 2000, GPULEAK_NO_MAX, (void* p),    \
       (p))                                                                                         \
-    X(cuGetProcAddress, PFN_cuGetProcAddress_v11030, "cuGetProcAddress", 11030, 12000,              \
+    X(cuGetProcAddress, PFN_cuGetProcAddress_v11030, "cuGetProcAddress", 11030, 12000,             \
       (const char* symbol, void** pfn, int version, cuuint64_t flags),                             \
       (symbol, pfn, version, flags))                                                               \
-    X(cuGetProcAddress_v2, PFN_cuGetProcAddress_v12000, "cuGetProcAddress", 12000, GPULEAK_NO_MAX,  \
+    X(cuGetProcAddress_v2, PFN_cuGetProcAddress_v12000, "cuGetProcAddress", 12000, GPULEAK_NO_MAX, \
       (const char* symbol, void** pfn, int version, cuuint64_t flags,                              \
        CUdriverProcAddressQueryResult* status),                                                    \
       (symbol, pfn, version, flags, status))

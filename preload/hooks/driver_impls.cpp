@@ -27,10 +27,9 @@ CUresult traced_alloc(Api api, MemKind kind, int device, size_t size, CUstream s
     return r;
 }
 
-// Frees: timestamp before the call (no other thread can get the address back before it), record after
-// with the result, so a rejected free is visible as such. NULL is passed straight through.
-template <typename Call>
-CUresult traced_free(Api api, Space space, uint64_t address, Call&& call) {
+// Frees: timestamp before the call (no other thread can get the address back before it), record
+// after with the result, so a rejected free is visible as such. NULL is passed straight through.
+template <typename Call> CUresult traced_free(Api api, Space space, uint64_t address, Call&& call) {
     HookGuard guard;
     if (guard.nested() || address == 0) return call();
     uint64_t t = recorder::event_time();
@@ -44,12 +43,13 @@ const CUstream kNoStream = nullptr;
 } // namespace
 
 CUresult cuMemAlloc_v2(PFN_cuMemAlloc_v3020 real, CUdeviceptr* dptr, size_t bytesize) {
-    return traced_alloc(Api::cuMemAlloc_v2, MemKind::Device, current_device(), bytesize, kNoStream,
-                        [&] { return real(dptr, bytesize); }, dptr);
+    return traced_alloc(
+        Api::cuMemAlloc_v2, MemKind::Device, current_device(), bytesize, kNoStream,
+        [&] { return real(dptr, bytesize); }, dptr);
 }
 
-CUresult cuMemAllocPitch_v2(PFN_cuMemAllocPitch_v3020 real, CUdeviceptr* dptr, size_t* pitch, size_t width,
-                            size_t height, unsigned int elem) {
+CUresult cuMemAllocPitch_v2(PFN_cuMemAllocPitch_v3020 real, CUdeviceptr* dptr, size_t* pitch,
+                            size_t width, size_t height, unsigned int elem) {
     HookGuard guard;
     CUresult r = real(dptr, pitch, width, height, elem);
     if (guard.nested()) return r;
@@ -58,15 +58,17 @@ CUresult cuMemAllocPitch_v2(PFN_cuMemAllocPitch_v3020 real, CUdeviceptr* dptr, s
         recorder::alloc(api, MemKind::Device, current_device(), *dptr, *pitch * height);
     } else if (r != CUDA_SUCCESS) {
         MemInfo info = r == CUDA_ERROR_OUT_OF_MEMORY ? query_mem_info(kNoStream) : MemInfo{};
-        recorder::alloc_failed(api, MemKind::Device, current_device(), width * height, r, info.free, info.total);
+        recorder::alloc_failed(api, MemKind::Device, current_device(), width * height, r, info.free,
+                               info.total);
     }
     return r;
 }
 
 CUresult cuMemAllocManaged(PFN_cuMemAllocManaged_v6000 real, CUdeviceptr* dptr, size_t bytesize,
                            unsigned int flags) {
-    return traced_alloc(Api::cuMemAllocManaged, MemKind::Managed, current_device(), bytesize, kNoStream,
-                        [&] { return real(dptr, bytesize, flags); }, dptr);
+    return traced_alloc(
+        Api::cuMemAllocManaged, MemKind::Managed, current_device(), bytesize, kNoStream,
+        [&] { return real(dptr, bytesize, flags); }, dptr);
 }
 
 CUresult cuMemFree_v2(PFN_cuMemFree_v3020 real, CUdeviceptr dptr) {
@@ -75,34 +77,42 @@ CUresult cuMemFree_v2(PFN_cuMemFree_v3020 real, CUdeviceptr dptr) {
 
 CUresult cuMemAllocAsync(PFN_cuMemAllocAsync_v11020 real, CUdeviceptr* dptr, size_t bytesize,
                          CUstream stream) {
-    return traced_alloc(Api::cuMemAllocAsync, MemKind::Device, current_device(), bytesize, stream,
-                        [&] { return real(dptr, bytesize, stream); }, dptr);
+    return traced_alloc(
+        Api::cuMemAllocAsync, MemKind::Device, current_device(), bytesize, stream,
+        [&] { return real(dptr, bytesize, stream); }, dptr);
 }
 
-CUresult cuMemAllocAsync_ptsz(PFN_cuMemAllocAsync_v11020_ptsz real, CUdeviceptr* dptr, size_t bytesize,
-                              CUstream stream) {
-    return traced_alloc(Api::cuMemAllocAsync_ptsz, MemKind::Device, current_device(), bytesize, stream,
-                        [&] { return real(dptr, bytesize, stream); }, dptr);
+CUresult cuMemAllocAsync_ptsz(PFN_cuMemAllocAsync_v11020_ptsz real, CUdeviceptr* dptr,
+                              size_t bytesize, CUstream stream) {
+    return traced_alloc(
+        Api::cuMemAllocAsync_ptsz, MemKind::Device, current_device(), bytesize, stream,
+        [&] { return real(dptr, bytesize, stream); }, dptr);
 }
 
-CUresult cuMemAllocFromPoolAsync(PFN_cuMemAllocFromPoolAsync_v11020 real, CUdeviceptr* dptr, size_t bytesize,
-                                 CUmemoryPool pool, CUstream stream) {
-    return traced_alloc(Api::cuMemAllocFromPoolAsync, MemKind::Device, current_device(), bytesize, stream,
-                        [&] { return real(dptr, bytesize, pool, stream); }, dptr);
+CUresult cuMemAllocFromPoolAsync(PFN_cuMemAllocFromPoolAsync_v11020 real, CUdeviceptr* dptr,
+                                 size_t bytesize, CUmemoryPool pool, CUstream stream) {
+    return traced_alloc(
+        Api::cuMemAllocFromPoolAsync, MemKind::Device, current_device(), bytesize, stream,
+        [&] { return real(dptr, bytesize, pool, stream); }, dptr);
 }
 
-CUresult cuMemAllocFromPoolAsync_ptsz(PFN_cuMemAllocFromPoolAsync_v11020_ptsz real, CUdeviceptr* dptr,
-                                      size_t bytesize, CUmemoryPool pool, CUstream stream) {
-    return traced_alloc(Api::cuMemAllocFromPoolAsync_ptsz, MemKind::Device, current_device(), bytesize, stream,
-                        [&] { return real(dptr, bytesize, pool, stream); }, dptr);
+CUresult cuMemAllocFromPoolAsync_ptsz(PFN_cuMemAllocFromPoolAsync_v11020_ptsz real,
+                                      CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
+                                      CUstream stream) {
+    return traced_alloc(
+        Api::cuMemAllocFromPoolAsync_ptsz, MemKind::Device, current_device(), bytesize, stream,
+        [&] { return real(dptr, bytesize, pool, stream); }, dptr);
 }
 
 CUresult cuMemFreeAsync(PFN_cuMemFreeAsync_v11020 real, CUdeviceptr dptr, CUstream stream) {
-    return traced_free(Api::cuMemFreeAsync, Space::Device, dptr, [&] { return real(dptr, stream); });
+    return traced_free(Api::cuMemFreeAsync, Space::Device, dptr,
+                       [&] { return real(dptr, stream); });
 }
 
-CUresult cuMemFreeAsync_ptsz(PFN_cuMemFreeAsync_v11020_ptsz real, CUdeviceptr dptr, CUstream stream) {
-    return traced_free(Api::cuMemFreeAsync_ptsz, Space::Device, dptr, [&] { return real(dptr, stream); });
+CUresult cuMemFreeAsync_ptsz(PFN_cuMemFreeAsync_v11020_ptsz real, CUdeviceptr dptr,
+                             CUstream stream) {
+    return traced_free(Api::cuMemFreeAsync_ptsz, Space::Device, dptr,
+                       [&] { return real(dptr, stream); });
 }
 
 CUresult cuMemCreate(PFN_cuMemCreate_v10020 real, CUmemGenericAllocationHandle* handle, size_t size,
@@ -110,15 +120,16 @@ CUresult cuMemCreate(PFN_cuMemCreate_v10020 real, CUmemGenericAllocationHandle* 
     HookGuard guard;
     CUresult r = real(handle, size, prop, flags);
     if (guard.nested() || !prop) return r;
-    // Physical memory is classified by where it lives; the device comes from the request, never from
-    // the calling thread's context (which may not exist: HAMi-core #169).
+    // Physical memory is classified by where it lives; the device comes from the request, never
+    // from the calling thread's context (which may not exist: HAMi-core #169).
     bool device = prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
     MemKind kind = device ? MemKind::Device : MemKind::PinnedHost;
     int ordinal = device ? prop->location.id : -1;
     if (r == CUDA_SUCCESS && handle) {
         recorder::alloc(Api::cuMemCreate, kind, ordinal, *handle, size);
     } else if (r != CUDA_SUCCESS) {
-        MemInfo info = r == CUDA_ERROR_OUT_OF_MEMORY && device ? query_mem_info(kNoStream) : MemInfo{};
+        MemInfo info =
+            r == CUDA_ERROR_OUT_OF_MEMORY && device ? query_mem_info(kNoStream) : MemInfo{};
         recorder::alloc_failed(Api::cuMemCreate, kind, ordinal, size, r, info.free, info.total);
     }
     return r;
@@ -159,13 +170,16 @@ CUresult cuMemUnmap(PFN_cuMemUnmap_v10020 real, CUdeviceptr ptr, size_t size) {
     return r;
 }
 
-CUresult cuMemHostAlloc(PFN_cuMemHostAlloc_v2020 real, void** pp, size_t bytesize, unsigned int flags) {
+CUresult cuMemHostAlloc(PFN_cuMemHostAlloc_v2020 real, void** pp, size_t bytesize,
+                        unsigned int flags) {
     HookGuard guard;
     CUresult r = real(pp, bytesize, flags);
     if (guard.nested()) return r;
     Api api = api_or_runtime(Api::cuMemHostAlloc);
-    if (r == CUDA_SUCCESS && pp) recorder::alloc(api, MemKind::PinnedHost, -1, reinterpret_cast<uint64_t>(*pp), bytesize);
-    else if (r != CUDA_SUCCESS) recorder::alloc_failed(api, MemKind::PinnedHost, -1, bytesize, r, 0, 0);
+    if (r == CUDA_SUCCESS && pp)
+        recorder::alloc(api, MemKind::PinnedHost, -1, reinterpret_cast<uint64_t>(*pp), bytesize);
+    else if (r != CUDA_SUCCESS)
+        recorder::alloc_failed(api, MemKind::PinnedHost, -1, bytesize, r, 0, 0);
     return r;
 }
 
@@ -174,28 +188,33 @@ CUresult cuMemAllocHost_v2(PFN_cuMemAllocHost_v3020 real, void** pp, size_t byte
     CUresult r = real(pp, bytesize);
     if (guard.nested()) return r;
     Api api = api_or_runtime(Api::cuMemAllocHost_v2);
-    if (r == CUDA_SUCCESS && pp) recorder::alloc(api, MemKind::PinnedHost, -1, reinterpret_cast<uint64_t>(*pp), bytesize);
-    else if (r != CUDA_SUCCESS) recorder::alloc_failed(api, MemKind::PinnedHost, -1, bytesize, r, 0, 0);
+    if (r == CUDA_SUCCESS && pp)
+        recorder::alloc(api, MemKind::PinnedHost, -1, reinterpret_cast<uint64_t>(*pp), bytesize);
+    else if (r != CUDA_SUCCESS)
+        recorder::alloc_failed(api, MemKind::PinnedHost, -1, bytesize, r, 0, 0);
     return r;
 }
 
 CUresult cuMemFreeHost(PFN_cuMemFreeHost_v2000 real, void* p) {
-    return traced_free(Api::cuMemFreeHost, Space::Host, reinterpret_cast<uint64_t>(p), [&] { return real(p); });
+    return traced_free(Api::cuMemFreeHost, Space::Host, reinterpret_cast<uint64_t>(p),
+                       [&] { return real(p); });
 }
 
 // The resolvers record nothing: they hand out wrappers for the exact variant the driver returned.
-CUresult cuGetProcAddress(PFN_cuGetProcAddress_v11030 real, const char* symbol, void** pfn, int version,
-                          cuuint64_t flags) {
+CUresult cuGetProcAddress(PFN_cuGetProcAddress_v11030 real, const char* symbol, void** pfn,
+                          int version, cuuint64_t flags) {
     CUresult r = real(symbol, pfn, version, flags);
     if (r == CUDA_SUCCESS && pfn && *pfn && symbol && *symbol)
         *pfn = route_driver_pointer(symbol, version, flags, *pfn);
     return r;
 }
 
-CUresult cuGetProcAddress_v2(PFN_cuGetProcAddress_v12000 real, const char* symbol, void** pfn, int version,
-                             cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
+CUresult cuGetProcAddress_v2(PFN_cuGetProcAddress_v12000 real, const char* symbol, void** pfn,
+                             int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status) {
     CUresult r = real(symbol, pfn, version, flags, status);
-    if (r == CUDA_SUCCESS && pfn && *pfn && symbol && *symbol && (!status || *status == CU_GET_PROC_ADDRESS_SUCCESS))
+    if (r == CUDA_SUCCESS && pfn && *pfn && symbol && *symbol &&
+        (!status || *status == CU_GET_PROC_ADDRESS_SUCCESS))
         *pfn = route_driver_pointer(symbol, version, flags, *pfn);
     return r;
 }

@@ -8,7 +8,7 @@
 
 namespace gpuleak::hooks::impl {
 
-#define GPULEAK_IMPL_DECL(sym, pfn, qn, minv, maxv, params, args)                               \
+#define GPULEAK_IMPL_DECL(sym, pfn, qn, minv, maxv, params, args)                                  \
     CUresult sym(pfn real, GPULEAK_UNPAREN params);
 GPULEAK_DRIVER_HOOKS(GPULEAK_IMPL_DECL)
 #undef GPULEAK_IMPL_DECL

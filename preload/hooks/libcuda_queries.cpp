@@ -13,8 +13,7 @@ using CtxGetDevice = CUresult (*)(CUdevice*);
 using MemGetInfo = CUresult (*)(size_t*, size_t*);
 using StreamIsCapturing = CUresult (*)(CUstream, CUstreamCaptureStatus*);
 
-template <typename Fn>
-Fn lookup(std::atomic<void*>& cache, const char* name) {
+template <typename Fn> Fn lookup(std::atomic<void*>& cache, const char* name) {
     void* p = cache.load(std::memory_order_acquire);
     if (!p) {
         p = next_definition(name, "libcuda.so");
@@ -37,13 +36,15 @@ int current_device() {
 }
 
 MemInfo query_mem_info(CUstream stream) {
-    // The legacy and per-thread default streams cannot be capturing; asking about them while another
-    // stream captures is itself an error, so only ask about real streams.
-    bool special = stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD;
+    // The legacy and per-thread default streams cannot be capturing; asking about them while
+    // another stream captures is itself an error, so only ask about real streams.
+    bool special =
+        stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD;
     if (!special) {
         auto capturing = lookup<StreamIsCapturing>(g_stream_is_capturing, "cuStreamIsCapturing");
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-        if (!capturing || capturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE)
+        if (!capturing || capturing(stream, &status) != CUDA_SUCCESS ||
+            status != CU_STREAM_CAPTURE_STATUS_NONE)
             return {};
     }
     auto info = lookup<MemGetInfo>(g_mem_get_info, "cuMemGetInfo_v2");

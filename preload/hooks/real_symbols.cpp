@@ -44,7 +44,9 @@ extern "C" __attribute__((visibility("hidden"))) DlsymFn gpuleak_resolve_real_dl
     return fn;
 }
 
-DlsymFn real_dlsym() { return gpuleak_resolve_real_dlsym(); }
+DlsymFn real_dlsym() {
+    return gpuleak_resolve_real_dlsym();
+}
 
 void* next_definition(const char* name, const char* library_prefix) {
     DlsymFn dl = real_dlsym();

@@ -24,7 +24,8 @@ private:
     bool nested_;
 };
 
-// The API name a driver record carries: the runtime call's when there is one (one call, one record).
+// The API name a driver record carries: the runtime call's when there is one (one call, one
+// record).
 inline format::Api api_or_runtime(format::Api driver_api) {
     return t_runtime_api != format::Api::Unknown ? t_runtime_api : driver_api;
 }

@@ -1,7 +1,7 @@
 // Runtime API exports. They record nothing themselves: the allocation is recorded once, at the
-// driver call it makes; these only tag that record with the runtime API's name. They are reached only
-// through a dynamic libcudart (a static one binds internally), which is why the driver hooks are
-// the ones that count.
+// driver call it makes; these only tag that record with the runtime API's name. They are reached
+// only through a dynamic libcudart (a static one binds internally), which is why the driver hooks
+// are the ones that count.
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -18,7 +18,8 @@
 namespace gpuleak::hooks {
 
 __thread bool t_in_hook __attribute__((tls_model("initial-exec"))) = false;
-__thread format::Api t_runtime_api __attribute__((tls_model("initial-exec"))) = format::Api::Unknown;
+__thread format::Api t_runtime_api __attribute__((tls_model("initial-exec"))) =
+    format::Api::Unknown;
 
 namespace {
 
@@ -55,11 +56,14 @@ void* runtime_real(std::atomic<void*>& cache, const char* symbol) {
     X(cudaFreeAsync, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))               \
     X(cudaFreeAsync_ptsz, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))          \
     X(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync,                                            \
-      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream)) \
+      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),                          \
+      (ptr, size, pool, stream))                                                                   \
     X(cudaMallocFromPoolAsync_ptsz, cudaMallocFromPoolAsync,                                       \
-      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream), (ptr, size, pool, stream)) \
+      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),                          \
+      (ptr, size, pool, stream))                                                                   \
     X(cudaMallocHost, cudaMallocHost, (void** ptr, size_t size), (ptr, size))                      \
-    X(cudaHostAlloc, cudaHostAlloc, (void** ptr, size_t size, unsigned int flags), (ptr, size, flags)) \
+    X(cudaHostAlloc, cudaHostAlloc, (void** ptr, size_t size, unsigned int flags),                 \
+      (ptr, size, flags))                                                                          \
     X(cudaFreeHost, cudaFreeHost, (void* ptr), (ptr))                                              \
     X(cudaMallocManaged, cudaMallocManaged, (void** ptr, size_t size, unsigned int flags),         \
       (ptr, size, flags))                                                                          \
@@ -82,7 +86,8 @@ bool runtime_export_without_definition(const char* symbol) {
     GPULEAK_RUNTIME_HOOKS(GPULEAK_RT_CHECK)
 #undef GPULEAK_RT_CHECK
     for (int i = 0; i < 4; ++i)
-        if (!std::strcmp(symbol, kEntryNames[i])) return !runtime_real(g_real_entry[i], kEntryNames[i]);
+        if (!std::strcmp(symbol, kEntryNames[i]))
+            return !runtime_real(g_real_entry[i], kEntryNames[i]);
     return false;
 }
 
@@ -90,15 +95,16 @@ namespace {
 
 // The runtime's entry-point queries use its (already wrapped) resolver, so their results are
 // normally ours already; this catches a runtime that kept an unwrapped resolver.
-cudaError_t route_entry_point(cudaError_t r, const char* symbol, void** fn, int version, unsigned long long flags,
-                              cudaDriverEntryPointQueryResult* status) {
-    if (r == cudaSuccess && fn && *fn && symbol && (!status || *status == cudaDriverEntryPointSuccess) &&
-        in_libcuda(*fn))
+cudaError_t route_entry_point(cudaError_t r, const char* symbol, void** fn, int version,
+                              unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
+    if (r == cudaSuccess && fn && *fn && symbol &&
+        (!status || *status == cudaDriverEntryPointSuccess) && in_libcuda(*fn))
         *fn = route_driver_pointer(symbol, version, flags, *fn);
     return r;
 }
 
-using EntryFn = cudaError_t (*)(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*);
+using EntryFn = cudaError_t (*)(const char*, void**, unsigned long long,
+                                cudaDriverEntryPointQueryResult*);
 using EntryByVersionFn = cudaError_t (*)(const char*, void**, unsigned int, unsigned long long,
                                          cudaDriverEntryPointQueryResult*);
 
@@ -106,20 +112,24 @@ cudaError_t entry_point(int which, const char* symbol, void** fn, unsigned long 
                         cudaDriverEntryPointQueryResult* status) {
     auto real = reinterpret_cast<EntryFn>(runtime_real(g_real_entry[which], kEntryNames[which]));
     if (!real) return cudaErrorInitializationError;
-    // The runtime asks its driver for its own version; we need it only to name pointers dladdr cannot.
+    // The runtime asks its driver for its own version; we need it only to name pointers dladdr
+    // cannot.
     static std::atomic<void*> runtime_version{nullptr};
     int version = 0;
-    if (auto get = reinterpret_cast<cudaError_t (*)(int*)>(runtime_real(runtime_version, "cudaRuntimeGetVersion")))
+    if (auto get = reinterpret_cast<cudaError_t (*)(int*)>(
+            runtime_real(runtime_version, "cudaRuntimeGetVersion")))
         get(&version);
     return route_entry_point(real(symbol, fn, flags, status), symbol, fn, version, flags, status);
 }
 
 cudaError_t entry_point_by_version(int which, const char* symbol, void** fn, unsigned int version,
-                                   unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
-    auto real = reinterpret_cast<EntryByVersionFn>(runtime_real(g_real_entry[which], kEntryNames[which]));
+                                   unsigned long long flags,
+                                   cudaDriverEntryPointQueryResult* status) {
+    auto real =
+        reinterpret_cast<EntryByVersionFn>(runtime_real(g_real_entry[which], kEntryNames[which]));
     if (!real) return cudaErrorInitializationError;
-    return route_entry_point(real(symbol, fn, version, flags, status), symbol, fn, static_cast<int>(version),
-                             flags, status);
+    return route_entry_point(real(symbol, fn, version, flags, status), symbol, fn,
+                             static_cast<int>(version), flags, status);
 }
 
 } // namespace
@@ -127,8 +137,9 @@ cudaError_t entry_point_by_version(int which, const char* symbol, void** fn, uns
 
 #define GPULEAK_RT_EXPORT(sym, tag, params, args)                                                  \
     GPULEAK_EXPORT cudaError_t CUDARTAPI sym params {                                              \
-        using Fn = cudaError_t (*)params;                                                          \
-        auto real = reinterpret_cast<Fn>(gpuleak::hooks::runtime_real(gpuleak::hooks::g_real_##sym, #sym)); \
+        using Fn = cudaError_t(*) params;                                                          \
+        auto real = reinterpret_cast<Fn>(                                                          \
+            gpuleak::hooks::runtime_real(gpuleak::hooks::g_real_##sym, #sym));                     \
         if (!real) return cudaErrorInitializationError;                                            \
         gpuleak::hooks::ApiTag scope(gpuleak::format::Api::tag);                                   \
         return real args;                                                                          \
@@ -136,23 +147,23 @@ cudaError_t entry_point_by_version(int which, const char* symbol, void** fn, uns
 GPULEAK_RUNTIME_HOOKS(GPULEAK_RT_EXPORT)
 #undef GPULEAK_RT_EXPORT
 
-GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char* symbol, void** fn, unsigned long long flags,
-                                                             cudaDriverEntryPointQueryResult* status) {
+GPULEAK_EXPORT cudaError_t CUDARTAPI
+cudaGetDriverEntryPoint(const char* symbol, void** fn, unsigned long long flags,
+                        cudaDriverEntryPointQueryResult* status) {
     return gpuleak::hooks::entry_point(0, symbol, fn, flags, status);
 }
-GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char* symbol, void** fn,
-                                                                  unsigned long long flags,
-                                                                  cudaDriverEntryPointQueryResult* status) {
+GPULEAK_EXPORT cudaError_t CUDARTAPI
+cudaGetDriverEntryPoint_ptsz(const char* symbol, void** fn, unsigned long long flags,
+                             cudaDriverEntryPointQueryResult* status) {
     return gpuleak::hooks::entry_point(1, symbol, fn, flags, status);
 }
-GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void** fn,
-                                                                      unsigned int version, unsigned long long flags,
-                                                                      cudaDriverEntryPointQueryResult* status) {
+GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(
+    const char* symbol, void** fn, unsigned int version, unsigned long long flags,
+    cudaDriverEntryPointQueryResult* status) {
     return gpuleak::hooks::entry_point_by_version(2, symbol, fn, version, flags, status);
 }
-GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** fn,
-                                                                           unsigned int version,
-                                                                           unsigned long long flags,
-                                                                           cudaDriverEntryPointQueryResult* status) {
+GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(
+    const char* symbol, void** fn, unsigned int version, unsigned long long flags,
+    cudaDriverEntryPointQueryResult* status) {
     return gpuleak::hooks::entry_point_by_version(3, symbol, fn, version, flags, status);
 }

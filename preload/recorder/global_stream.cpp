@@ -29,7 +29,8 @@ format::Encoder* begin(size_t need) {
     g_chunk->sequence = g_sequence++;
     g_chunk->first_ts = g_chunk->last_ts = t;
     g_chunk->has_ts = true;
-    return new (g_encoder_storage) format::Encoder(g_chunk->payload, g_chunk->payload + kChunkPayload);
+    return new (g_encoder_storage)
+        format::Encoder(g_chunk->payload, g_chunk->payload + kChunkPayload);
 }
 
 void commit(format::Encoder* e) {

@@ -50,7 +50,8 @@ std::string read_small_file(const char* path, size_t limit) {
     if (fd < 0) return out;
     char buf[4096];
     ssize_t n;
-    while (out.size() < limit && (n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    while (out.size() < limit && (n = ::read(fd, buf, sizeof buf)) > 0)
+        out.append(buf, static_cast<size_t>(n));
     ::close(fd);
     if (out.size() > limit) out.resize(limit);
     return out;
@@ -81,7 +82,8 @@ std::string build_id_of(const dl_phdr_info* info) {
             const uint8_t* desc = name + ((note->n_namesz + 3) & ~3u);
             const uint8_t* next = desc + ((note->n_descsz + 3) & ~3u);
             if (next > end) break;
-            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && !std::memcmp(name, "GNU", 4))
+            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+                !std::memcmp(name, "GNU", 4))
                 return std::string(reinterpret_cast<const char*>(desc), note->n_descsz);
             p = next;
         }
@@ -116,7 +118,8 @@ void write_process_record() {
     }
     timespec real;
     clock_gettime(CLOCK_REALTIME, &real);
-    uint64_t unix_ns = static_cast<uint64_t>(real.tv_sec) * 1000000000ull + static_cast<uint64_t>(real.tv_nsec);
+    uint64_t unix_ns =
+        static_cast<uint64_t>(real.tv_sec) * 1000000000ull + static_cast<uint64_t>(real.tv_nsec);
     size_t need = 64 + exe.size() + cmdline.size() + argv.size() * 10 + env_bytes + env.size() * 10;
     global_stream::write(need, [&](format::Encoder& e) {
         e.tag(format::Tag::Process);
@@ -125,9 +128,11 @@ void write_process_record() {
         e.varint(unix_ns);
         e.string(exe);
         e.varint(argv.size());
-        for (auto& a : argv) e.string(a);
+        for (auto& a : argv)
+            e.string(a);
         e.varint(env.size());
-        for (auto& v : env) e.string(v);
+        for (auto& v : env)
+            e.string(v);
         e.string(GPULEAK_VERSION);
     });
 }
@@ -167,7 +172,8 @@ void scan_modules() {
             }
             Module m;
             m.path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "";
-            if (m.path.empty() && s->found.empty()) m.path = s->exe; // the first entry is the executable
+            if (m.path.empty() && s->found.empty())
+                m.path = s->exe; // the first entry is the executable
             m.base = info->dlpi_addr;
             for (int i = 0; i < info->dlpi_phnum; ++i)
                 if (info->dlpi_phdr[i].p_type == PT_LOAD)
@@ -195,7 +201,8 @@ void scan_modules() {
     while (i < fresh.size()) {
         size_t budget = 0, j = i;
         while (j < fresh.size() && budget < kModuleBlockBudget) {
-            budget += 64 + fresh[j]->path.size() + fresh[j]->build_id.size() + fresh[j]->segments.size() * 20;
+            budget += 64 + fresh[j]->path.size() + fresh[j]->build_id.size() +
+                      fresh[j]->segments.size() * 20;
             ++j;
         }
         global_stream::write(budget, [&](format::Encoder& e) {

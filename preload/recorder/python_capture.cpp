@@ -58,7 +58,8 @@ uint64_t capture(ThreadState* ts) {
         // The frame buffer, then the previous stack's keys and nodes (outermost first).
         void* mem = map_pages(kMaxPyFrames * (sizeof(python::PyFrame) + 2 * sizeof(uint64_t)));
         if (!mem) return 0;
-        ts->py_prev_keys = reinterpret_cast<uint64_t*>(static_cast<char*>(mem) + kMaxPyFrames * sizeof(python::PyFrame));
+        ts->py_prev_keys = reinterpret_cast<uint64_t*>(static_cast<char*>(mem) +
+                                                       kMaxPyFrames * sizeof(python::PyFrame));
         ts->py_prev_nodes = ts->py_prev_keys + kMaxPyFrames;
         ts->py_prev_depth = 0;
         ts->py_frames = mem;
@@ -74,7 +75,8 @@ uint64_t capture(ThreadState* ts) {
     uint64_t node = 0;
     for (size_t i = n; i-- > 0; ++depth) {
         const python::PyFrame& f = frames[i];
-        uint64_t key = (f.code_id << 33) | (static_cast<uint64_t>(static_cast<uint32_t>(f.byte_offset)) << 1) |
+        uint64_t key = (f.code_id << 33) |
+                       (static_cast<uint64_t>(static_cast<uint32_t>(f.byte_offset)) << 1) |
                        (f.is_entry ? 1 : 0);
         if (same && depth < ts->py_prev_depth && ts->py_prev_keys[depth] == key) {
             node = ts->py_prev_nodes[depth];
@@ -109,7 +111,9 @@ uint64_t capture(ThreadState* ts) {
     return node;
 }
 
-void modules_changed() { python::notify_modules_changed(); }
+void modules_changed() {
+    python::notify_modules_changed();
+}
 
 void init() {
     python::set_real_dlsym(hooks::real_dlsym());
@@ -123,7 +127,9 @@ void reset_after_fork_child() {
 
 #else
 
-uint64_t capture(ThreadState*) { return 0; }
+uint64_t capture(ThreadState*) {
+    return 0;
+}
 void modules_changed() {}
 void init() {}
 void reset_after_fork_child() {}

@@ -52,8 +52,10 @@ void seal_locked(ThreadState* ts, bool write_immediately) {
     c->thread_index = ts->thread_index;
     c->sequence = ts->sequence++;
     ts->chunk = writer::acquire_chunk();
-    if (write_immediately) writer::write_now(c);
-    else writer::submit(c);
+    if (write_immediately)
+        writer::write_now(c);
+    else
+        writer::submit(c);
 }
 
 void on_thread_exit(void* p) {
@@ -142,9 +144,11 @@ uint64_t intern_native(ThreadState* ts, unsigned n) {
     const uint64_t* prev = ts->prev_frames;
     unsigned prev_n = ts->prev_depth;
     // A loop allocating from one call site: the whole stack as last time, one memcmp.
-    if (n == prev_n && std::memcmp(frames, prev, n * sizeof *frames) == 0) return ts->prev_nodes[n - 1];
+    if (n == prev_n && std::memcmp(frames, prev, n * sizeof *frames) == 0)
+        return ts->prev_nodes[n - 1];
     unsigned common = 0; // outer frames shared with the previous stack
-    while (common < n && common < prev_n && prev[prev_n - 1 - common] == frames[n - 1 - common]) ++common;
+    while (common < n && common < prev_n && prev[prev_n - 1 - common] == frames[n - 1 - common])
+        ++common;
     uint64_t node = common ? ts->prev_nodes[common - 1] : 0;
     for (unsigned i = common; i < n; ++i) {
         uint64_t ip = frames[n - 1 - i];
@@ -199,9 +203,13 @@ void end_event(ThreadState* ts) {
 
 } // namespace
 
-uint64_t now() { return mono_ns() - session::start_mono_ns(); }
+uint64_t now() {
+    return mono_ns() - session::start_mono_ns();
+}
 
-uint64_t event_time() { return session::ensure_started() ? now() : 0; }
+uint64_t event_time() {
+    return session::ensure_started() ? now() : 0;
+}
 
 // Makes room for `need` bytes in the thread's chunk; false if no chunk could be had.
 bool reserve(ThreadState* ts, size_t need) {
@@ -219,8 +227,6 @@ format::Encoder encoder(ThreadState* ts) {
 void commit(ThreadState* ts, const format::Encoder& e) {
     ts->chunk->used = static_cast<uint32_t>(e.position() - ts->chunk->payload);
 }
-
-
 
 void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
     uint64_t t = event_time();
@@ -286,8 +292,7 @@ void free(uint64_t t, Api api, Space space, uint64_t address, int result) {
 }
 
 namespace {
-template <typename... Fields>
-void simple_event(Tag tag, uint64_t t, Fields... fields) {
+template <typename... Fields> void simple_event(Tag tag, uint64_t t, Fields... fields) {
     ThreadState* ts = begin_event();
     if (!ts) return;
     if (reserve(ts, kMaxFixedRecord)) {
@@ -301,12 +306,18 @@ void simple_event(Tag tag, uint64_t t, Fields... fields) {
 }
 } // namespace
 
-void vmm_retain(uint64_t handle, uint64_t address) { simple_event(Tag::VmmRetain, event_time(), handle, address); }
-void vmm_release(uint64_t t, uint64_t handle) { simple_event(Tag::VmmRelease, t, handle); }
+void vmm_retain(uint64_t handle, uint64_t address) {
+    simple_event(Tag::VmmRetain, event_time(), handle, address);
+}
+void vmm_release(uint64_t t, uint64_t handle) {
+    simple_event(Tag::VmmRelease, t, handle);
+}
 void vmm_map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
     simple_event(Tag::VmmMap, event_time(), address, size, offset, handle);
 }
-void vmm_unmap(uint64_t t, uint64_t address, uint64_t size) { simple_event(Tag::VmmUnmap, t, address, size); }
+void vmm_unmap(uint64_t t, uint64_t address, uint64_t size) {
+    simple_event(Tag::VmmUnmap, t, address, size);
+}
 
 void marker(const char* name) {
     uint64_t t = event_time();

@@ -14,7 +14,9 @@ inline size_t mix(uint64_t parent, uint64_t frame) {
 
 } // namespace
 
-StackTrie::~StackTrie() { unmap_pages(slots_, capacity_ * sizeof(Slot)); }
+StackTrie::~StackTrie() {
+    unmap_pages(slots_, capacity_ * sizeof(Slot));
+}
 
 void StackTrie::clear() {
     unmap_pages(slots_, capacity_ * sizeof(Slot));
@@ -31,7 +33,8 @@ bool StackTrie::grow() {
         const Slot& s = slots_[i];
         if (!s.id) continue;
         size_t j = mix(s.parent, s.frame) & (new_capacity - 1);
-        while (fresh[j].id) j = (j + 1) & (new_capacity - 1);
+        while (fresh[j].id)
+            j = (j + 1) & (new_capacity - 1);
         fresh[j] = s;
     }
     unmap_pages(slots_, capacity_ * sizeof(Slot));

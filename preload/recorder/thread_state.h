@@ -13,7 +13,7 @@ struct ThreadState {
     SpinLock lock;          // owner per event; writer thread when sealing an idle chunk
     Chunk* chunk = nullptr; // being filled
     uint32_t thread_index = 0;
-    uint64_t sequence = 0;  // of the next sealed chunk
+    uint64_t sequence = 0; // of the next sealed chunk
     uint64_t last_ts = 0;
     int tid = 0;
     bool announced = false; // Thread record written in this process's trace
@@ -34,7 +34,7 @@ struct ThreadState {
     uint64_t* py_prev_keys = nullptr;
     uint64_t* py_prev_nodes = nullptr;
     unsigned py_prev_depth = 0;
-    unsigned capacity = 0;       // frames per buffer
+    unsigned capacity = 0; // frames per buffer
 
     ThreadState* next_registered = nullptr;
 };

@@ -8,7 +8,8 @@
 
 namespace gpuleak::recorder {
 
-// Makes room for `need` bytes in the thread's chunk (sealing a full one); false if no chunk could be had.
+// Makes room for `need` bytes in the thread's chunk (sealing a full one); false if no chunk could
+// be had.
 bool reserve(ThreadState* ts, size_t need);
 format::Encoder encoder(ThreadState* ts);
 void commit(ThreadState* ts, const format::Encoder& e);

@@ -19,8 +19,9 @@ bool init() {
     if (g_backtrace) return true;
     void* lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        log::warn("libunwind.so.8 not found ({}); recording without native stacks. Install libunwind8.",
-                  dlerror());
+        log::warn(
+            "libunwind.so.8 not found ({}); recording without native stacks. Install libunwind8.",
+            dlerror());
         return false;
     }
     auto dl = hooks::real_dlsym();
@@ -32,7 +33,8 @@ bool init() {
         return false;
     }
     // Per-thread caches: unwinding never takes a lock shared with other threads.
-    if (set_caching && local_space) set_caching(*static_cast<void**>(local_space), kUnwCachePerThread);
+    if (set_caching && local_space)
+        set_caching(*static_cast<void**>(local_space), kUnwCachePerThread);
     void* prime[8];
     bt(prime, 8);
     g_backtrace = bt;

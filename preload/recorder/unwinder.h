@@ -7,8 +7,9 @@
 
 namespace gpuleak::unwinder {
 
-// Loads libunwind and primes it (the first unwind allocates and reads unwind tables). Returns false,
-// after one warning, if libunwind is missing: events are then recorded without native stacks.
+// Loads libunwind and primes it (the first unwind allocates and reads unwind tables). Returns
+// false, after one warning, if libunwind is missing: events are then recorded without native
+// stacks.
 bool init();
 // Return addresses of the caller's stack, innermost first; 0 if unavailable.
 int backtrace(uint64_t* frames, int max);

@@ -17,10 +17,20 @@ uint64_t env_number(const char* name, uint64_t fallback) {
     unsigned long long n = std::strtoull(v, &end, 10);
     if (end == v) return fallback;
     switch (*end) { // accept 10M / 2G style sizes
-    case 'k': case 'K': n <<= 10; break;
-    case 'm': case 'M': n <<= 20; break;
-    case 'g': case 'G': n <<= 30; break;
-    default: break;
+    case 'k':
+    case 'K':
+        n <<= 10;
+        break;
+    case 'm':
+    case 'M':
+        n <<= 20;
+        break;
+    case 'g':
+    case 'G':
+        n <<= 30;
+        break;
+    default:
+        break;
     }
     return n;
 }
@@ -28,12 +38,15 @@ uint64_t env_number(const char* name, uint64_t fallback) {
 bool env_flag(const char* name, bool fallback) {
     const char* v = std::getenv(name);
     if (!v || !*v) return fallback;
-    return !(v[0] == '0' || !std::strcmp(v, "off") || !std::strcmp(v, "false") || !std::strcmp(v, "no"));
+    return !(v[0] == '0' || !std::strcmp(v, "off") || !std::strcmp(v, "false") ||
+             !std::strcmp(v, "no"));
 }
 
 } // namespace
 
-const Config& config() { return g_config; }
+const Config& config() {
+    return g_config;
+}
 
 void load_config() {
     const char* out = std::getenv("GPULEAK_OUTPUT");
@@ -56,7 +69,8 @@ void expand_output_path(const char* pattern, int pid, bool forked_child, char* o
     size_t n = 0;
     bool has_pid = false;
     auto put = [&](const char* s) {
-        while (*s && n + 1 < size) out[n++] = *s++;
+        while (*s && n + 1 < size)
+            out[n++] = *s++;
     };
     for (const char* p = pattern; *p; ++p) {
         if (*p != '%' || !p[1]) {
@@ -76,7 +90,9 @@ void expand_output_path(const char* pattern, int pid, bool forked_child, char* o
             put(rank && *rank ? rank : "0");
             break;
         }
-        case '%': put("%"); break;
+        case '%':
+            put("%");
+            break;
         default:
             put("%");
             buf[0] = *p;

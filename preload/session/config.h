@@ -7,14 +7,17 @@
 namespace gpuleak {
 
 struct Config {
-    char output_pattern[4096];   // GPULEAK_OUTPUT, default gpuleak.%p.bin (%p pid, %r rank)
-    unsigned stack_depth = 256;  // GPULEAK_STACK_DEPTH: native frames kept per allocation
-    unsigned flush_ms = 50;      // GPULEAK_FLUSH_MS: a SIGKILL loses at most ~2 intervals of events
-    bool python = true;          // GPULEAK_PYTHON=0 turns Python stacks off
-    bool compress = true;        // GPULEAK_COMPRESS=0 writes raw blocks
-    bool clear_deepbind = true;  // GPULEAK_KEEP_DEEPBIND=1 leaves RTLD_DEEPBIND alone (and misses those calls)
-    uint64_t max_bytes = 0;      // GPULEAK_MAX_BYTES: the trace never grows past this (0 = no limit, else >= 4 KiB)
-    bool signals = true;         // GPULEAK_SIGNALS=0: no handlers, a fatal signal loses up to one flush interval
+    char output_pattern[4096];  // GPULEAK_OUTPUT, default gpuleak.%p.bin (%p pid, %r rank)
+    unsigned stack_depth = 256; // GPULEAK_STACK_DEPTH: native frames kept per allocation
+    unsigned flush_ms = 50;     // GPULEAK_FLUSH_MS: a SIGKILL loses at most ~2 intervals of events
+    bool python = true;         // GPULEAK_PYTHON=0 turns Python stacks off
+    bool compress = true;       // GPULEAK_COMPRESS=0 writes raw blocks
+    bool clear_deepbind =
+        true; // GPULEAK_KEEP_DEEPBIND=1 leaves RTLD_DEEPBIND alone (and misses those calls)
+    uint64_t max_bytes =
+        0; // GPULEAK_MAX_BYTES: the trace never grows past this (0 = no limit, else >= 4 KiB)
+    bool signals =
+        true; // GPULEAK_SIGNALS=0: no handlers, a fatal signal loses up to one flush interval
 };
 
 const Config& config();

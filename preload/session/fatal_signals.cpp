@@ -15,7 +15,7 @@ namespace {
 
 // Signals whose default action ends the process. SIGKILL and SIGSTOP cannot be caught; what a
 // SIGKILL loses is bounded by the flush interval instead.
-constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM,
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGILL,  SIGFPE,  SIGABRT, SIGTERM,
                             SIGINT,  SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ};
 constexpr int kCount = sizeof kSignals / sizeof kSignals[0];
 
@@ -31,9 +31,13 @@ struct Slot {
 Slot g_slots[kCount];
 std::atomic<bool> g_install_done{false};
 
-bool is_fault(int sig) { return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT; }
+bool is_fault(int sig) {
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT;
+}
 
-bool is_default(const struct sigaction& a) { return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL; }
+bool is_default(const struct sigaction& a) {
+    return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL;
+}
 
 const Slot* slot_for(int sig) {
     for (const Slot& s : g_slots)
@@ -56,7 +60,8 @@ void on_signal(int sig, siginfo_t* info, void* context) {
         // handler runs, is delivered when it returns. Exit status and core dump are unchanged.
         sigaction(sig, &previous, nullptr);
         bool kernel_fault = is_fault(sig) && sig != SIGABRT && info && info->si_code > 0;
-        if (!kernel_fault) syscall(SYS_tgkill, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), sig);
+        if (!kernel_fault)
+            syscall(SYS_tgkill, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), sig);
     } else if (previous.sa_flags & SA_SIGINFO) {
         previous.sa_sigaction(sig, info, context);
     } else if (previous.sa_handler != SIG_IGN) {
@@ -77,10 +82,12 @@ void install() {
         struct sigaction ours {};
         ours.sa_sigaction = on_signal;
         // The application's handler, when we chain to it, must run as it asked: same mask, same
-        // restart, reset and nodefer semantics, same stack. With no handler of its own, ours runs on
-        // an alternate stack if the program set one up, so a stack overflow can still be flushed.
+        // restart, reset and nodefer semantics, same stack. With no handler of its own, ours runs
+        // on an alternate stack if the program set one up, so a stack overflow can still be
+        // flushed.
         ours.sa_mask = slot.previous.sa_mask;
-        ours.sa_flags = SA_SIGINFO | (slot.previous.sa_flags & (SA_RESTART | SA_NODEFER | SA_RESETHAND | SA_ONSTACK));
+        ours.sa_flags = SA_SIGINFO | (slot.previous.sa_flags &
+                                      (SA_RESTART | SA_NODEFER | SA_RESETHAND | SA_ONSTACK));
         if (is_default(slot.previous)) ours.sa_flags |= SA_ONSTACK;
         // Published before the handler can run.
         slot.installed = true;

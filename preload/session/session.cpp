@@ -64,7 +64,8 @@ void on_fork_child() {
     recorder::reset_after_fork_child();
     g_is_forked_child = true;
     g_direct.store(false);
-    // The child writes its own file, created on its first CUDA event (an exec'd compiler never does).
+    // The child writes its own file, created on its first CUDA event (an exec'd compiler never
+    // does).
     g_state.store(kOff);
 }
 
@@ -93,12 +94,19 @@ bool ensure_started() {
         g_state.store(ok ? kActive : kDisabled, std::memory_order_release);
         return ok;
     }
-    while ((s = g_state.load(std::memory_order_acquire)) == kStarting) sched_yield();
+    while ((s = g_state.load(std::memory_order_acquire)) == kStarting)
+        sched_yield();
     return s == kActive;
 }
 
-bool direct_mode() { return g_direct.load(std::memory_order_relaxed); }
-uint64_t start_mono_ns() { return g_start_mono; }
-int pid() { return g_pid; }
+bool direct_mode() {
+    return g_direct.load(std::memory_order_relaxed);
+}
+uint64_t start_mono_ns() {
+    return g_start_mono;
+}
+int pid() {
+    return g_pid;
+}
 
 } // namespace gpuleak::session

@@ -29,7 +29,8 @@ std::atomic<bool> g_failed{false};
 std::atomic<bool> g_capped{false};
 std::atomic<uint64_t> g_bytes{0};
 
-// Chunks come from mmap in batches and are recycled; the pool lock is taken once per 64 KiB of events.
+// Chunks come from mmap in batches and are recycled; the pool lock is taken once per 64 KiB of
+// events.
 std::mutex g_pool_mutex;
 Chunk* g_pool = nullptr;
 
@@ -136,7 +137,8 @@ uint64_t size_limit(bool& from_rlimit) {
     uint64_t cap = config().max_bytes;
     from_rlimit = false;
     rlimit rl;
-    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (!cap || rl.rlim_cur < cap)) {
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (!cap || rl.rlim_cur < cap)) {
         cap = rl.rlim_cur;
         from_rlimit = true;
     }
@@ -146,7 +148,8 @@ uint64_t size_limit(bool& from_rlimit) {
 uint64_t trace_ns() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+    uint64_t now =
+        static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
     uint64_t start = session::start_mono_ns();
     return now > start ? now - start : 0;
 }
@@ -170,18 +173,22 @@ void cap_locked(uint64_t cap, bool from_rlimit) {
     h.sequence = kCappedSequence;
     h.first_ts = h.last_ts = trace_ns();
     format::seal_block_header(h, block.payload);
-    if (written + sizeof h + h.stored_size <= cap) write_block(&block, sizeof h + h.stored_size, nullptr, 0);
+    if (written + sizeof h + h.stored_size <= cap)
+        write_block(&block, sizeof h + h.stored_size, nullptr, 0);
     if (from_rlimit)
-        log::warn("the trace reached the file size limit (ulimit -f: {} bytes); tracing stopped, the "
-                  "program continues",
-                  cap);
+        log::warn(
+            "the trace reached the file size limit (ulimit -f: {} bytes); tracing stopped, the "
+            "program continues",
+            cap);
     else
-        log::warn("the trace reached GPULEAK_MAX_BYTES={} bytes; later events are not recorded", cap);
+        log::warn("the trace reached GPULEAK_MAX_BYTES={} bytes; later events are not recorded",
+                  cap);
 }
 
 // The process-wide block written by the library destructor holds the TraceEnd record alone.
 bool is_trace_end(const Chunk* c) {
-    return c->thread_index == format::kGlobalThreadIndex && c->used > 0 && c->used <= kCappedPayloadMax &&
+    return c->thread_index == format::kGlobalThreadIndex && c->used > 0 &&
+           c->used <= kCappedPayloadMax &&
            c->payload[0] == static_cast<uint8_t>(format::Tag::TraceEnd);
 }
 
@@ -201,7 +208,8 @@ void write_locked(Chunk* c) {
             g_compressed_capacity = g_compressed ? bound : 0;
         }
         if (g_zstd && g_compressed) {
-            size_t n = ZSTD_compressCCtx(g_zstd, g_compressed, g_compressed_capacity, c->payload, c->used, 1);
+            size_t n = ZSTD_compressCCtx(g_zstd, g_compressed, g_compressed_capacity, c->payload,
+                                         c->used, 1);
             if (!ZSTD_isError(n) && n < c->used) {
                 payload = g_compressed;
                 stored = static_cast<uint32_t>(n);
@@ -225,8 +233,10 @@ void write_locked(Chunk* c) {
     h.first_ts = c->first_ts;
     h.last_ts = c->last_ts;
     format::seal_block_header(h, payload);
-    if (payload == c->payload) write_block(&h, sizeof h + stored, nullptr, 0); // adjacent in the chunk
-    else write_block(&h, sizeof h, payload, stored);
+    if (payload == c->payload)
+        write_block(&h, sizeof h + stored, nullptr, 0); // adjacent in the chunk
+    else
+        write_block(&h, sizeof h, payload, stored);
 }
 
 void drain_queue() {
@@ -276,8 +286,11 @@ bool open_file(const char* path) {
     int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         int err = errno;
-        log::warn("cannot create trace file {}: {}{}; the program runs untraced", path, std::strerror(err),
-                  err == EEXIST ? " (gpuleak never overwrites a file: remove it or set GPULEAK_OUTPUT)" : "");
+        log::warn("cannot create trace file {}: {}{}; the program runs untraced", path,
+                  std::strerror(err),
+                  err == EEXIST
+                      ? " (gpuleak never overwrites a file: remove it or set GPULEAK_OUTPUT)"
+                      : "");
         g_failed.store(true);
         return false;
     }
@@ -323,8 +336,10 @@ void submit(Chunk* c) {
     }
     c->next = nullptr;
     std::lock_guard lock(g_queue_mutex);
-    if (g_queue_tail) g_queue_tail->next = c;
-    else g_queue_head = c;
+    if (g_queue_tail)
+        g_queue_tail->next = c;
+    else
+        g_queue_head = c;
     g_queue_tail = c;
 }
 
@@ -351,7 +366,9 @@ void start_thread(void (*collect_idle)()) {
     pthread_attr_destroy(&attr);
 }
 
-void wake() { g_wake.store(true); }
+void wake() {
+    g_wake.store(true);
+}
 
 bool flush_from_signal(unsigned timeout_ms) {
     // Async-signal-safe: atomics, clock_gettime and nanosleep only. The work (and any lock it
@@ -367,7 +384,8 @@ bool flush_from_signal(unsigned timeout_ms) {
         if (!g_thread_running.load()) return false;
         timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        int64_t waited_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        int64_t waited_ms =
+            (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
         if (waited_ms >= static_cast<int64_t>(timeout_ms)) return false;
         timespec slice{0, 1000 * 1000};
         nanosleep(&slice, nullptr);
@@ -380,8 +398,12 @@ void stop_thread() {
     drain_queue();
 }
 
-bool failed() { return g_failed.load() || g_capped.load(); }
-uint64_t bytes_written() { return g_bytes.load(); }
+bool failed() {
+    return g_failed.load() || g_capped.load();
+}
+uint64_t bytes_written() {
+    return g_bytes.load();
+}
 
 void before_fork() {
     g_pool_mutex.lock();

@@ -12,10 +12,10 @@ namespace gpuleak::writer {
 // writes the file header. False (after one warning) when the trace cannot be written.
 bool open_file(const char* path);
 
-Chunk* acquire_chunk();          // never blocks on I/O; nullptr if memory is exhausted
-void release_chunk(Chunk* c);    // back to the pool without writing
-void submit(Chunk* c);           // queue a sealed chunk for the writer thread
-void write_now(Chunk* c);        // write synchronously (at exit, after fork, in direct mode)
+Chunk* acquire_chunk();       // never blocks on I/O; nullptr if memory is exhausted
+void release_chunk(Chunk* c); // back to the pool without writing
+void submit(Chunk* c);        // queue a sealed chunk for the writer thread
+void write_now(Chunk* c);     // write synchronously (at exit, after fork, in direct mode)
 
 // The writer thread wakes every flush interval, writes queued chunks, then asks `collect_idle` to
 // seal the chunks of threads that have buffered data.

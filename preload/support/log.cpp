@@ -17,9 +17,12 @@ spdlog::logger& get() {
         const char* level = std::getenv("GPULEAK_LOG");
         auto lvl = spdlog::level::warn;
         if (level) {
-            if (!std::strcmp(level, "debug")) lvl = spdlog::level::debug;
-            else if (!std::strcmp(level, "info")) lvl = spdlog::level::info;
-            else if (!std::strcmp(level, "off")) lvl = spdlog::level::off;
+            if (!std::strcmp(level, "debug"))
+                lvl = spdlog::level::debug;
+            else if (!std::strcmp(level, "info"))
+                lvl = spdlog::level::info;
+            else if (!std::strcmp(level, "off"))
+                lvl = spdlog::level::off;
         }
         l->set_level(lvl);
         l->flush_on(spdlog::level::debug);

@@ -12,12 +12,14 @@ class SpinLock {
 public:
     void lock() {
         while (flag_.exchange(true, std::memory_order_acquire)) {
-            while (flag_.load(std::memory_order_relaxed)) sched_yield();
+            while (flag_.load(std::memory_order_relaxed))
+                sched_yield();
         }
     }
     bool try_lock() { return !flag_.exchange(true, std::memory_order_acquire); }
     void unlock() { flag_.store(false, std::memory_order_release); }
-    // After fork only the forking thread exists: a lock held by another thread would never be released.
+    // After fork only the forking thread exists: a lock held by another thread would never be
+    // released.
     void reset() { flag_.store(false, std::memory_order_relaxed); }
 
 private:

@@ -20,13 +20,27 @@ namespace gpuleak::e2e {
 
 namespace fs = std::filesystem;
 
-std::string Paths::build() { return GPULEAK_TEST_BUILD_DIR; }
-std::string Paths::preload() { return build() + "/lib/libgpuleak.so"; }
-std::string Paths::report() { return build() + "/bin/gpuleak-report"; }
-std::string Paths::front() { return build() + "/bin/gpuleak"; }
-std::string Paths::app(const std::string& name) { return build() + "/tests/apps/" + name; }
-std::string Paths::fake_dir() { return build() + "/tests/fake"; }
-std::string Paths::source() { return GPULEAK_TEST_SOURCE_DIR; }
+std::string Paths::build() {
+    return GPULEAK_TEST_BUILD_DIR;
+}
+std::string Paths::preload() {
+    return build() + "/lib/libgpuleak.so";
+}
+std::string Paths::report() {
+    return build() + "/bin/gpuleak-report";
+}
+std::string Paths::front() {
+    return build() + "/bin/gpuleak";
+}
+std::string Paths::app(const std::string& name) {
+    return build() + "/tests/apps/" + name;
+}
+std::string Paths::fake_dir() {
+    return build() + "/tests/fake";
+}
+std::string Paths::source() {
+    return GPULEAK_TEST_SOURCE_DIR;
+}
 
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
     RunResult result;
@@ -44,9 +58,11 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
             setenv("LD_PRELOAD", Paths::preload().c_str(), 1);
             setenv("GPULEAK_OUTPUT", (result.dir + "/" + options.output_pattern).c_str(), 1);
         }
-        for (const auto& [k, v] : options.env) setenv(k.c_str(), v.c_str(), 1);
+        for (const auto& [k, v] : options.env)
+            setenv(k.c_str(), v.c_str(), 1);
         std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        for (const auto& a : argv)
+            args.push_back(const_cast<char*>(a.c_str()));
         args.push_back(nullptr);
         execvp(args[0], args.data());
         _exit(127);
@@ -83,7 +99,8 @@ int shell(const std::string& command, std::string* output) {
     std::string out;
     std::array<char, 4096> buf{};
     size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+        out.append(buf.data(), n);
     int status = pclose(p);
     if (output) *output = out;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -91,7 +108,8 @@ int shell(const std::string& command, std::string* output) {
 
 Json report(const std::string& trace, const std::vector<std::string>& extra) {
     std::string cmd = "'" + Paths::report() + "' --format json '" + trace + "'";
-    for (const auto& e : extra) cmd += " " + e;
+    for (const auto& e : extra)
+        cmd += " " + e;
     std::string out;
     std::string err_file = trace + ".stderr";
     int rc = shell(cmd + " 2>'" + err_file + "'", &out);

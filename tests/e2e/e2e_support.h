@@ -11,25 +11,25 @@ namespace gpuleak::e2e {
 using Json = nlohmann::json;
 
 struct Paths {
-    static std::string build();   // the CMake build directory
-    static std::string preload(); // build/lib/libgpuleak.so
-    static std::string report();  // build/bin/gpuleak-report
-    static std::string front();   // build/bin/gpuleak
+    static std::string build();                      // the CMake build directory
+    static std::string preload();                    // build/lib/libgpuleak.so
+    static std::string report();                     // build/bin/gpuleak-report
+    static std::string front();                      // build/bin/gpuleak
     static std::string app(const std::string& name); // build/tests/apps/NAME
     static std::string fake_dir(); // where libcuda.so.1 / libcudart.so.13 fakes live
-    static std::string source();  // the source tree
+    static std::string source();   // the source tree
 };
 
 struct RunResult {
-    int exit_code = -1;    // exit status, or 128 + signal
-    std::string output;    // stdout and stderr together
-    std::string dir;       // the run's private directory (trace files land here)
+    int exit_code = -1; // exit status, or 128 + signal
+    std::string output; // stdout and stderr together
+    std::string dir;    // the run's private directory (trace files land here)
     std::vector<std::string> traces;
 };
 
 struct RunOptions {
     bool preload = true;
-    std::map<std::string, std::string> env; // added to the inherited environment
+    std::map<std::string, std::string> env;      // added to the inherited environment
     std::string output_pattern = "trace.%p.bin"; // relative to the run directory
     int timeout_s = 60;
 };
@@ -37,7 +37,8 @@ struct RunOptions {
 // Runs argv in a fresh temporary directory (its working directory).
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
 
-// gpuleak-report --format json on one trace (extra args appended). Fails the test on a non-zero exit.
+// gpuleak-report --format json on one trace (extra args appended). Fails the test on a non-zero
+// exit.
 Json report(const std::string& trace, const std::vector<std::string>& extra = {});
 
 // Runs a command line; returns its exit status and combined output.

@@ -24,7 +24,8 @@ std::vector<std::string> cells(const std::string& row) {
     std::stringstream ss(row);
     std::string cell;
     std::getline(ss, cell, '|'); // before the first bar
-    while (std::getline(ss, cell, '|')) out.push_back(trim(cell));
+    while (std::getline(ss, cell, '|'))
+        out.push_back(trim(cell));
     if (!out.empty() && out.back().empty()) out.pop_back();
     return out;
 }
@@ -40,7 +41,8 @@ std::map<std::string, ExpectedProgram> load_expected(const std::string& path) {
     bool valid = false;
     auto flush = [&] {
         if (valid && !current.sites.empty())
-            for (const auto& t : titles) result[t] = current;
+            for (const auto& t : titles)
+                result[t] = current;
         current = {};
         titles.clear();
         valid = false;
@@ -52,7 +54,8 @@ std::map<std::string, ExpectedProgram> load_expected(const std::string& path) {
             std::string title = line.substr(4);
             std::stringstream names(title);
             std::string name;
-            while (std::getline(names, name, ',')) titles.push_back(trim(name));
+            while (std::getline(names, name, ','))
+                titles.push_back(trim(name));
             valid = true;
         } else if (line.rfind("## ", 0) == 0) {
             flush();

@@ -11,11 +11,12 @@ namespace gpuleak::e2e {
 
 struct ExpectedSite {
     std::string function, api, kind; // kind: dev, managed, pinned
-    uint64_t allocations = 0, bytes_allocated = 0, live_count_end = 0, live_bytes_end = 0, peak_live_bytes = 0;
+    uint64_t allocations = 0, bytes_allocated = 0, live_count_end = 0, live_bytes_end = 0,
+             peak_live_bytes = 0;
 };
 
 struct ExpectedProgram {
-    std::map<std::string, uint64_t> summary;        // allocations, frees, ... as written in bold
+    std::map<std::string, uint64_t> summary; // allocations, frees, ... as written in bold
     std::map<std::string, uint64_t> peak_by_function;
     std::vector<ExpectedSite> sites;
 };

@@ -32,16 +32,20 @@ TEST(Frontend, ExitStatusPassesThrough) {
 }
 
 TEST(Frontend, KeepsExistingPreloadsAndSetsPerTensorKnobs) {
-    RunResult r = front({"run", "--per-tensor", "--", "/bin/sh", "-c",
-                         "echo \"P=$LD_PRELOAD\"; echo \"C=$PYTORCH_CUDA_ALLOC_CONF\"; echo \"X=$XLA_PYTHON_CLIENT_ALLOCATOR\"; "
-                         "echo \"T=$TF_GPU_ALLOCATOR\""},
-                        {{"LD_PRELOAD", "libm.so.6"}, {"PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128"}});
+    RunResult r =
+        front({"run", "--per-tensor", "--", "/bin/sh", "-c",
+               "echo \"P=$LD_PRELOAD\"; echo \"C=$PYTORCH_CUDA_ALLOC_CONF\"; echo "
+               "\"X=$XLA_PYTHON_CLIENT_ALLOCATOR\"; "
+               "echo \"T=$TF_GPU_ALLOCATOR\""},
+              {{"LD_PRELOAD", "libm.so.6"}, {"PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128"}});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("P=" + Paths::preload() + ":libm.so.6"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("C=max_split_size_mb:128,backend:cudaMallocAsync"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("C=max_split_size_mb:128,backend:cudaMallocAsync"), std::string::npos)
+        << r.output;
     EXPECT_NE(r.output.find("X=platform"), std::string::npos);
     EXPECT_NE(r.output.find("T=cuda_malloc_async"), std::string::npos);
-    RunResult no_cache = front({"run", "--per-tensor", "--no-cache", "--", "/bin/sh", "-c", "echo N=$PYTORCH_NO_CUDA_MEMORY_CACHING"});
+    RunResult no_cache = front({"run", "--per-tensor", "--no-cache", "--", "/bin/sh", "-c",
+                                "echo N=$PYTORCH_NO_CUDA_MEMORY_CACHING"});
     EXPECT_NE(no_cache.output.find("N=1"), std::string::npos) << no_cache.output;
 }
 

@@ -25,7 +25,8 @@ bool through_runtime(const std::string& program) {
 void expect_matches(const std::string& program, const Json& report, const ExpectedProgram& want) {
     SCOPED_TRACE(program);
     const Json& summary = report["summary"];
-    for (const auto& [key, value] : want.summary) EXPECT_EQ(summary[key], value) << "summary." << key;
+    for (const auto& [key, value] : want.summary)
+        EXPECT_EQ(summary[key], value) << "summary." << key;
     // Sites are whole stacks: a function called from two lines is two sites. EXPECTED.md counts per
     // function, so sum the sites each function heads.
     std::map<std::string, Json> by_function;
@@ -36,13 +37,16 @@ void expect_matches(const std::string& program, const Json& report, const Expect
             f = s;
             continue;
         }
-        for (const char* key : {"allocations", "bytes_allocated", "live_count_end", "live_bytes_end",
-                                "managed_live_count_end", "managed_live_bytes_end", "pinned_live_count_end",
-                                "pinned_live_bytes_end"})
+        for (const char* key :
+             {"allocations", "bytes_allocated", "live_count_end", "live_bytes_end",
+              "managed_live_count_end", "managed_live_bytes_end", "pinned_live_count_end",
+              "pinned_live_bytes_end"})
             f[key] = f[key].get<uint64_t>() + s[key].get<uint64_t>();
-        f["peak_live_bytes"] = std::max(f["peak_live_bytes"].get<uint64_t>(), s["peak_live_bytes"].get<uint64_t>());
+        f["peak_live_bytes"] =
+            std::max(f["peak_live_bytes"].get<uint64_t>(), s["peak_live_bytes"].get<uint64_t>());
     }
-    EXPECT_EQ(by_function.size(), want.sites.size()) << "sites in the report:\n" << report["sites"].dump(1);
+    EXPECT_EQ(by_function.size(), want.sites.size()) << "sites in the report:\n"
+                                                     << report["sites"].dump(1);
     for (const ExpectedSite& w : want.sites) {
         SCOPED_TRACE(w.function);
         ASSERT_TRUE(by_function.count(w.function)) << "no site headed by " << w.function;
@@ -53,11 +57,15 @@ void expect_matches(const std::string& program, const Json& report, const Expect
         std::string prefix = w.kind == "managed" ? "managed_" : w.kind == "pinned" ? "pinned_" : "";
         EXPECT_EQ(s[prefix + "live_count_end"], w.live_count_end);
         EXPECT_EQ(s[prefix + "live_bytes_end"], w.live_bytes_end);
-        std::string kind = w.kind == "dev" ? "device" : w.kind == "pinned" ? "pinned_host" : "managed";
+        std::string kind = w.kind == "dev"      ? "device"
+                           : w.kind == "pinned" ? "pinned_host"
+                                                : "managed";
         EXPECT_EQ(s["kinds"], Json::array({kind}));
         ASSERT_EQ(s["apis"].size(), 1u);
-        if (through_runtime(program)) EXPECT_EQ(s["apis"][0].get<std::string>().rfind("cuda", 0), 0u) << s["apis"];
-        else EXPECT_EQ(s["apis"][0], w.api);
+        if (through_runtime(program))
+            EXPECT_EQ(s["apis"][0].get<std::string>().rfind("cuda", 0), 0u) << s["apis"];
+        else
+            EXPECT_EQ(s["apis"][0], w.api);
         EXPECT_EQ(s["frames"][0]["kind"], "native");
     }
     std::map<std::string, uint64_t> peak;
@@ -86,8 +94,9 @@ TEST_P(PathTest, ReportMatchesGroundTruth) {
 
 INSTANTIATE_TEST_SUITE_P(Apps, PathTest,
                          testing::Values("path_direct", "path_dlsym", "path_rtld", "path_getproc",
-                                         "path_runtime_dynamic", "path_runtime_static", "path_entry_point",
-                                         "path_deepbind", "vmm", "scenario_leak_loop", "scenario_clean_loop",
+                                         "path_runtime_dynamic", "path_runtime_static",
+                                         "path_entry_point", "path_deepbind", "vmm",
+                                         "scenario_leak_loop", "scenario_clean_loop",
                                          "scenario_kept_past_loop", "scenario_oom", "edge_cases"));
 
 TEST(Paths, OomSnapshotNamesTheRequestAndWhatWasLive) {
@@ -106,8 +115,10 @@ TEST(Paths, OomSnapshotNamesTheRequestAndWhatWasLive) {
     EXPECT_EQ(oom["device_free_bytes"], 67108864u - 28000010u);
     EXPECT_EQ(headline_function(*site_by_id(rep, oom["site"])), "oversized_batch");
     std::map<std::string, uint64_t> live;
-    for (const auto& e : oom["by_site"]) live[headline_function(*site_by_id(rep, e["site"]))] = e["bytes"];
-    EXPECT_EQ(live, (std::map<std::string, uint64_t>{{"load_weights", 20000002}, {"kv_cache_alloc", 8000008}}));
+    for (const auto& e : oom["by_site"])
+        live[headline_function(*site_by_id(rep, e["site"]))] = e["bytes"];
+    EXPECT_EQ(live, (std::map<std::string, uint64_t>{{"load_weights", 20000002},
+                                                     {"kv_cache_alloc", 8000008}}));
     std::string text;
     ASSERT_EQ(shell("'" + Paths::report() + "' '" + r.traces[0] + "'", &text), 0);
     EXPECT_NE(text.find("cudaMalloc of 62.0 MiB failed"), std::string::npos) << text;
@@ -121,7 +132,8 @@ TEST(Paths, RejectedCallsAreForwardedAndCountedApart) {
     ASSERT_EQ(rep["ooms"].size(), 2u);
     EXPECT_EQ(headline_function(*site_by_id(rep, rep["ooms"][0]["site"])), "edge_zero_size");
     EXPECT_EQ(rep["ooms"][0]["error"], 1); // CUDA_ERROR_INVALID_VALUE: not an OOM
-    EXPECT_EQ(headline_function(*site_by_id(rep, rep["ooms"][1]["site"])), "edge_impossible_request");
+    EXPECT_EQ(headline_function(*site_by_id(rep, rep["ooms"][1]["site"])),
+              "edge_impossible_request");
     EXPECT_EQ(rep["ooms"][1]["requested_bytes"], 1125899906842624u);
     // Double free, unknown pointer, host free of a device pointer: rejected by the driver.
     EXPECT_EQ(rep["summary"]["failed_frees"], 3);
@@ -168,7 +180,8 @@ TEST(Paths, ForkGivesTheChildItsOwnTrace) {
     ASSERT_TRUE(by_function.count("parent_leak") && by_function.count("child_leak"));
     EXPECT_EQ(by_function["parent_leak"]["summary"]["live_bytes_end"], 6000006);
     EXPECT_EQ(by_function["child_leak"]["summary"]["live_bytes_end"], 7000007);
-    EXPECT_NE(by_function["parent_leak"]["summary"]["pid"], by_function["child_leak"]["summary"]["pid"]);
+    EXPECT_NE(by_function["parent_leak"]["summary"]["pid"],
+              by_function["child_leak"]["summary"]["pid"]);
 }
 
 TEST(Paths, ExecedChildThatNeverTouchesCudaWritesNothing) {
@@ -188,7 +201,8 @@ TEST(Paths, ProcessWithoutCudaStaysInert) {
 TEST(Paths, PythonCtypesThroughDlsym) {
     RunOptions options;
     options.env["LD_LIBRARY_PATH"] = Paths::fake_dir();
-    RunResult r = run({"/usr/bin/python3", Paths::source() + "/tests/apps/python_ctypes.py"}, options);
+    RunResult r =
+        run({"/usr/bin/python3", Paths::source() + "/tests/apps/python_ctypes.py"}, options);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     Json rep = report(r.traces.at(0));
     EXPECT_EQ(rep["summary"]["allocations"], 3);

@@ -22,7 +22,8 @@ std::vector<std::string> interpreters() {
         std::error_code ec;
         for (const auto& dir : fs::directory_iterator("/root/.pyenv/versions", ec)) {
             std::string name = dir.path().filename().string();
-            if (name.rfind(std::string(minor) + ".", 0) == 0 && fs::exists(dir.path() / "bin" / ("python" + std::string(minor))))
+            if (name.rfind(std::string(minor) + ".", 0) == 0 &&
+                fs::exists(dir.path() / "bin" / ("python" + std::string(minor))))
                 found = (dir.path() / "bin" / ("python" + std::string(minor))).string();
         }
         out.push_back(found.empty() ? std::string("absent:") + minor : found);
@@ -31,7 +32,9 @@ std::vector<std::string> interpreters() {
     return out;
 }
 
-std::string seeds_path() { return Paths::source() + "/tests/python_scenarios/seeds.py"; }
+std::string seeds_path() {
+    return Paths::source() + "/tests/python_scenarios/seeds.py";
+}
 
 // (function, line) of every `# LEAK` line inside the scenario function `scenario`.
 std::set<std::pair<std::string, int>> marked_lines(const std::string& scenario) {
@@ -40,12 +43,14 @@ std::set<std::pair<std::string, int>> marked_lines(const std::string& scenario) 
     std::set<std::pair<std::string, int>> out;
     for (int line = 1; std::getline(in, text); ++line) {
         if (text.rfind("def ", 0) == 0) function = text.substr(4, text.find('(') - 4);
-        if (function == scenario && text.find("# LEAK") != std::string::npos) out.insert({function, line});
+        if (function == scenario && text.find("# LEAK") != std::string::npos)
+            out.insert({function, line});
     }
     return out;
 }
 
-Json run_seed(const std::string& python, const std::string& scenario, std::map<std::string, std::string> env = {}) {
+Json run_seed(const std::string& python, const std::string& scenario,
+              std::map<std::string, std::string> env = {}) {
     RunOptions options;
     options.env = std::move(env);
     options.env["LD_LIBRARY_PATH"] = Paths::fake_dir();
@@ -77,7 +82,8 @@ std::set<std::pair<std::string, int>> leak_headlines(const Json& rep) {
 class PythonSeeds : public testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
-        if (GetParam().rfind("absent:", 0) == 0) GTEST_SKIP() << "Python " << GetParam().substr(7) << " is not installed here";
+        if (GetParam().rfind("absent:", 0) == 0)
+            GTEST_SKIP() << "Python " << GetParam().substr(7) << " is not installed here";
     }
 };
 
@@ -129,9 +135,12 @@ TEST_P(PythonSeeds, WrongBatchSizeRunsOutOfMemory) {
 INSTANTIATE_TEST_SUITE_P(Interpreters, PythonSeeds, testing::ValuesIn(interpreters()),
                          [](const testing::TestParamInfo<std::string>& info) {
                              std::string name = info.param;
-                             if (name.rfind("absent:", 0) == 0) name = "absent_" + name.substr(7);
-                             else if (name == "/usr/bin/python3") name = "debian";
-                             else name = "py" + fs::path(name).filename().string().substr(6);
+                             if (name.rfind("absent:", 0) == 0)
+                                 name = "absent_" + name.substr(7);
+                             else if (name == "/usr/bin/python3")
+                                 name = "debian";
+                             else
+                                 name = "py" + fs::path(name).filename().string().substr(6);
                              for (char& c : name)
                                  if (!isalnum(static_cast<unsigned char>(c))) c = '_';
                              return name;

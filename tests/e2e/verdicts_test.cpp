@@ -111,26 +111,30 @@ TEST(Verdicts, ModelRebuiltPerFold) {
     std::sort(l.begin(), l.end());
     EXPECT_EQ(l, (std::vector<std::string>{"build_encoder", "build_head"}));
     expect_rate(site(rep, "build_encoder"), 6000000.0 / 6);
-    EXPECT_TRUE(has_hint(site(rep, "build_encoder")["hints"], "rebuilt per outer loop")) << rep["sites"].dump(1);
+    EXPECT_TRUE(has_hint(site(rep, "build_encoder")["hints"], "rebuilt per outer loop"))
+        << rep["sites"].dump(1);
 }
 
 TEST(Verdicts, CleanLoopHasNoFalseLeak) {
     for (const char* name : {"clean", "lru_cache", "sawtooth", "kept_past_loop"}) {
         Json rep = scenario(name, {"--fail-on", "leak"});
-        for (const auto& s : rep["sites"]) EXPECT_NE(s["verdict"], "leak") << name << ": " << s.dump(1);
+        for (const auto& s : rep["sites"])
+            EXPECT_NE(s["verdict"], "leak") << name << ": " << s.dump(1);
     }
 }
 
 TEST(Verdicts, WarmupSkipsTheFirstIterations) {
     Json rep = scenario("caching_growth", {"--warmup", "5"});
     EXPECT_EQ(rep["iterations"]["warmup"], 5);
-    // The three segments of iterations 1-3 are warm-up; only the rare large one remains interesting.
+    // The three segments of iterations 1-3 are warm-up; only the rare large one remains
+    // interesting.
     EXPECT_TRUE(leaks(rep).empty());
 }
 
 TEST(Hints, ForwardPassRetained) {
     Json rep = scenario("forward_leak");
-    EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], "forward pass")) << site(rep, "forward").dump(1);
+    EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], "forward pass"))
+        << site(rep, "forward").dump(1);
     EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], ".detach()"));
     // The same leak outside a forward pass gets no such hint.
     Json plain = scenario("leak_every_iteration");
@@ -139,7 +143,8 @@ TEST(Hints, ForwardPassRetained) {
 
 TEST(Hints, TorchLoadOnDeviceZeroInAnotherRank) {
     Json rep = scenario("torch_load_rank", {}, {{"LOCAL_RANK", "1"}});
-    EXPECT_TRUE(has_hint(site(rep, "torch_load")["hints"], "map_location")) << site(rep, "torch_load").dump(1);
+    EXPECT_TRUE(has_hint(site(rep, "torch_load")["hints"], "map_location"))
+        << site(rep, "torch_load").dump(1);
     Json rank0 = scenario("torch_load_rank", {}, {{"LOCAL_RANK", "0"}});
     EXPECT_FALSE(has_hint(site(rank0, "torch_load")["hints"], "map_location"));
 }
@@ -154,7 +159,8 @@ TEST(Hints, EvaluationWithoutNoGrad) {
 TEST(Hints, CachingAllocatorGrowth) {
     Json rep = scenario("caching_growth");
     bool found = false;
-    for (const auto& s : rep["sites"]) found = found || has_hint(s["hints"], "expandable_segments");
+    for (const auto& s : rep["sites"])
+        found = found || has_hint(s["hints"], "expandable_segments");
     EXPECT_TRUE(found) << rep["sites"].dump(1);
 }
 
@@ -165,7 +171,8 @@ TEST(Hints, OversizedRequest) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     Json rep = report(r.traces.at(0));
     ASSERT_EQ(rep["ooms"].size(), 1u);
-    EXPECT_TRUE(has_hint(rep["ooms"][0]["hints"], "65x the typical allocation")) << rep["ooms"].dump(1);
+    EXPECT_TRUE(has_hint(rep["ooms"][0]["hints"], "65x the typical allocation"))
+        << rep["ooms"].dump(1);
 }
 
 TEST(Gates, ExitCodesAndOneLinePerGate) {
@@ -174,7 +181,8 @@ TEST(Gates, ExitCodesAndOneLinePerGate) {
     std::string out;
     std::string base = "'" + Paths::report() + "' '" + r.traces[0] + "' --format json >/dev/null ";
     EXPECT_EQ(shell(base + "--fail-on leak", &out), 1);
-    EXPECT_NE(out.find("--fail-on leak: FAIL (1 leaking site: keep_output"), std::string::npos) << out;
+    EXPECT_NE(out.find("--fail-on leak: FAIL (1 leaking site: keep_output"), std::string::npos)
+        << out;
     EXPECT_EQ(shell(base + "--max-growth 2MiB/iter", &out), 0);
     EXPECT_NE(out.find("PASS"), std::string::npos) << out;
     EXPECT_EQ(shell(base + "--max-growth 500KiB/iter", &out), 1);
@@ -182,14 +190,19 @@ TEST(Gates, ExitCodesAndOneLinePerGate) {
     EXPECT_EQ(shell(base + "--max-live-end 10MiB", &out), 1) << out;
     EXPECT_EQ(shell(base + "--max-peak lots", &out), 2) << out;
     RunResult clean = run({Paths::app("verdict_scenarios"), "clean"}, {});
-    EXPECT_EQ(shell("'" + Paths::report() + "' '" + clean.traces.at(0) + "' --fail-on leak >/dev/null", &out), 0) << out;
+    EXPECT_EQ(
+        shell("'" + Paths::report() + "' '" + clean.traces.at(0) + "' --fail-on leak >/dev/null",
+              &out),
+        0)
+        << out;
 }
 
 TEST(Iterations, ExplicitSiteAndMarkers) {
     RunResult r = run({Paths::app("verdict_scenarios"), "per_fold"}, {});
     ASSERT_EQ(r.traces.size(), 1u);
     // Folds as iterations: the model leaks every iteration.
-    // The line of the fold loop's first allocation, looked up so the test survives edits of the source.
+    // The line of the fold loop's first allocation, looked up so the test survives edits of the
+    // source.
     std::ifstream source(Paths::source() + "/tests/scenarios/verdict_scenarios.cpp");
     std::string text;
     int line = 0, fold_line = 0;
@@ -198,7 +211,8 @@ TEST(Iterations, ExplicitSiteAndMarkers) {
         if (text.find("g_kept.push_back(build_encoder());") != std::string::npos) fold_line = line;
     }
     ASSERT_GT(fold_line, 0);
-    Json rep = report(r.traces[0], {"--iteration-site", "verdict_scenarios.cpp:" + std::to_string(fold_line)});
+    Json rep = report(r.traces[0],
+                      {"--iteration-site", "verdict_scenarios.cpp:" + std::to_string(fold_line)});
     EXPECT_EQ(rep["iterations"]["source"], "site");
     EXPECT_EQ(rep["iterations"]["count"], 5);
     expect_rate(site(rep, "build_encoder"), 6000000);

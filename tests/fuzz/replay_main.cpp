@@ -33,7 +33,8 @@ bool replay_file(const std::filesystem::path& path) {
         std::fprintf(stderr, "trace_reader_replay: cannot read %s\n", path.c_str());
         return false;
     }
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
     std::string name = path.string();
     g_current = name.c_str();
     alarm(kSecondsPerInput);

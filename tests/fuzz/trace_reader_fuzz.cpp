@@ -1,13 +1,15 @@
 // libFuzzer entry: the whole of gpuleak-report's reading path (both passes, sites, iterations,
-// replay, verdicts, hints, both renderers, as analyzer/main.cpp chains them) on one untrusted file. Any crash, hang or runaway allocation here is a bug in the
-// analyzer: a trace file is input from another process and may be cut short, damaged or hostile.
+// replay, verdicts, hints, both renderers, as analyzer/main.cpp chains them) on one untrusted file.
+// Any crash, hang or runaway allocation here is a bug in the analyzer: a trace file is input from
+// another process and may be cut short, damaged or hostile.
 //
 // Every block's checksum is recomputed before reading: otherwise nearly every mutation would be a
 // checksum mismatch and the record decoder behind it would never be reached. (Damaged checksums are
 // covered by tests/robustness/analyzer_input_test.cpp.)
 //
 // Modules named by the input are not given to the symbolizer: that would make the fuzzer open
-// arbitrary paths on this machine, and elfutils' parsing of real binaries is not what is under test.
+// arbitrary paths on this machine, and elfutils' parsing of real binaries is not what is under
+// test.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -54,7 +56,8 @@ std::vector<uint8_t> with_valid_checksums(const uint8_t* data, size_t size) {
     if (size < sizeof(FileHeader)) return bytes;
     FileHeader file;
     std::memcpy(&file, bytes.data(), sizeof file);
-    size_t offset = file.header_size >= sizeof file && file.header_size <= size ? file.header_size : sizeof file;
+    size_t offset = file.header_size >= sizeof file && file.header_size <= size ? file.header_size
+                                                                                : sizeof file;
     while (size - offset >= sizeof(BlockHeader)) {
         BlockHeader h;
         std::memcpy(&h, bytes.data() + offset, sizeof h);

@@ -32,12 +32,14 @@ public:
         append(&h, sizeof h);
     }
     // One block of `payload` for `thread`; `tweak` may break the header before it is sealed.
-    TraceBuilder& block(uint32_t thread, uint64_t sequence, const std::string& payload, bool zstd = false,
+    TraceBuilder& block(uint32_t thread, uint64_t sequence, const std::string& payload,
+                        bool zstd = false,
                         const std::function<void(format::BlockHeader&)>& tweak = {}) {
         std::string stored = payload;
         if (zstd) {
             stored.resize(ZSTD_compressBound(payload.size()));
-            stored.resize(ZSTD_compress(stored.data(), stored.size(), payload.data(), payload.size(), 1));
+            stored.resize(
+                ZSTD_compress(stored.data(), stored.size(), payload.data(), payload.size(), 1));
         }
         format::BlockHeader h{};
         h.stored_size = static_cast<uint32_t>(stored.size());
@@ -50,8 +52,9 @@ public:
         if (tweak) tweak(h);
         // The checksum covers what is really stored, whatever the (possibly broken) sizes say.
         h.magic = format::kBlockMagic;
-        h.checksum = format::crc32(format::crc32(0, &h.flags, sizeof h - offsetof(format::BlockHeader, flags)),
-                                   stored.data(), stored.size());
+        h.checksum = format::crc32(
+            format::crc32(0, &h.flags, sizeof h - offsetof(format::BlockHeader, flags)),
+            stored.data(), stored.size());
         append(&h, sizeof h);
         bytes_ += stored;
         return *this;
@@ -131,7 +134,8 @@ protected:
             std::vector<std::string> args{path};
             if (as_json) args.insert(args.end(), {"--format", "json"});
             ReportRun r = run_report(args, 30);
-            EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << "exit " << r.exit_code << "\n" << r.err;
+            EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << "exit " << r.exit_code << "\n"
+                                                              << r.err;
             if (want_exit >= 0) {
                 EXPECT_EQ(r.exit_code, want_exit) << r.err;
             }
@@ -148,7 +152,8 @@ protected:
         return json;
     }
     // A damaged file must be reported with a warning, not silently.
-    void check_warns(const std::string& name, const std::string& bytes, const std::string& warning) {
+    void check_warns(const std::string& name, const std::string& bytes,
+                     const std::string& warning) {
         ReportRun r = check(name, bytes, 0);
         Json j = Json::parse(r.out, nullptr, false);
         ASSERT_FALSE(j.is_discarded());
@@ -161,7 +166,8 @@ protected:
 
 TEST_F(AnalyzerInput, FilesThatAreNoTraceAreRefusedInOneLine) {
     std::string header = TraceBuilder().bytes();
-    auto expect_error = [&](const std::string& name, const std::string& bytes, const std::string& what) {
+    auto expect_error = [&](const std::string& name, const std::string& bytes,
+                            const std::string& what) {
         ReportRun r = check(name, bytes, 2);
         EXPECT_NE(r.err.find(what), std::string::npos) << name << ": " << r.err;
     };
@@ -169,7 +175,8 @@ TEST_F(AnalyzerInput, FilesThatAreNoTraceAreRefusedInOneLine) {
     expect_error("short", header.substr(0, 15), "shorter than the 16-byte header");
     expect_error("foreign", "#!/bin/sh\necho this is not a trace\n", "bad magic");
     expect_error("version2", TraceBuilder(2).bytes(), "unsupported trace format version 2");
-    expect_error("version-max", TraceBuilder(0xffffffffu).bytes(), "unsupported trace format version");
+    expect_error("version-max", TraceBuilder(0xffffffffu).bytes(),
+                 "unsupported trace format version");
     expect_error("header-size-small", TraceBuilder(1, 8).bytes(), "corrupt file header");
     expect_error("header-size-huge", TraceBuilder(1, 1u << 30).bytes(), "corrupt file header");
     expect_error("header-only", header, "holds no data");
@@ -183,21 +190,30 @@ TEST_F(AnalyzerInput, DamagedBlocksEndTheReadablePrefixWithAWarning) {
         t.block(1, 1, alloc_record(5, 0x20000, 8192), zstd, tweak);
         return t.bytes();
     };
-    check_warns("oversized-block", tail([](auto& h) { h.stored_size = h.raw_size = 2u << 20; }), "corrupt block header");
+    check_warns("oversized-block", tail([](auto& h) { h.stored_size = h.raw_size = 2u << 20; }),
+                "corrupt block header");
     check_warns("unknown-flags", tail([](auto& h) { h.flags |= 0x80; }), "corrupt block header");
     check_warns("time-backwards", tail([](auto& h) { h.last_ts = 0; }), "corrupt block header");
     check_warns("sizes-disagree", tail([](auto& h) { h.raw_size += 1; }), "corrupt block header");
-    check_warns("past-the-end", tail([](auto& h) { h.stored_size += 100, h.raw_size += 100; }), "cut short");
+    check_warns("past-the-end", tail([](auto& h) { h.stored_size += 100, h.raw_size += 100; }),
+                "cut short");
     check_warns("zstd-lies", tail([](auto& h) { h.raw_size += 7; }, true), "decompress");
-    check_warns("zstd-garbage", TraceBuilder(valid_prefix()).raw("").block(1, 1, std::string(64, '\x33'), false, [](auto& h) {
-        h.flags = format::kBlockZstd;
-        h.raw_size = 4096;
-    }).bytes(), "decompress");
+    check_warns("zstd-garbage",
+                TraceBuilder(valid_prefix())
+                    .raw("")
+                    .block(1, 1, std::string(64, '\x33'), false,
+                           [](auto& h) {
+                               h.flags = format::kBlockZstd;
+                               h.raw_size = 4096;
+                           })
+                    .bytes(),
+                "decompress");
     std::string bad_checksum = tail({});
     bad_checksum[prefix.size() + 12] ^= 0x01; // the checksum field of the last block
     check_warns("bad-checksum", bad_checksum, "checksum mismatch");
     check_warns("bad-block-magic", prefix + std::string(48, '\0'), "bad block magic");
-    check_warns("half-header", prefix + tail({}).substr(prefix.size(), 20), "incomplete block header");
+    check_warns("half-header", prefix + tail({}).substr(prefix.size(), 20),
+                "incomplete block header");
 }
 
 TEST_F(AnalyzerInput, HostileRecordsInValidBlocksAreReportedNotTrusted) {
@@ -233,12 +249,14 @@ TEST_F(AnalyzerInput, HostileRecordsInValidBlocksAreReportedNotTrusted) {
          "too many segments"},
         {"bad-kind", records([](Encoder& e) {
              e.tag(Tag::Alloc);
-             for (uint64_t v : {0ull, 1ull, 9ull, 0ull, 1ull, 1ull, 0ull, 0ull}) e.varint(v);
+             for (uint64_t v : {0ull, 1ull, 9ull, 0ull, 1ull, 1ull, 0ull, 0ull})
+                 e.varint(v);
          }),
          "bad memory kind"},
         {"bad-space", records([](Encoder& e) {
              e.tag(Tag::Free);
-             for (uint64_t v : {0ull, 4ull, 7ull, 1ull, 0ull}) e.varint(v);
+             for (uint64_t v : {0ull, 4ull, 7ull, 1ull, 0ull})
+                 e.varint(v);
          }),
          "bad address space"},
     };
@@ -253,36 +271,42 @@ TEST_F(AnalyzerInput, InconsistentButWellFormedRecordsGiveAReport) {
     // A command line that is not UTF-8 (it reaches the JSON as the report's "command").
     TraceBuilder t;
     t.block(0, 0, records([](Encoder& e) {
-        e.tag(Tag::Process), e.varint(4242), e.varint(1), e.varint(0);
-        e.string("/usr/bin/hostile");
-        e.varint(2), e.string("hostile"), e.string(std::string("caf\xe9 \xff\xfe", 7));
-        e.varint(0);
-        e.string("test");
-    }));
+                e.tag(Tag::Process), e.varint(4242), e.varint(1), e.varint(0);
+                e.string("/usr/bin/hostile");
+                e.varint(2), e.string("hostile"), e.string(std::string("caf\xe9 \xff\xfe", 7));
+                e.varint(0);
+                e.string("test");
+            }));
     t.block(1, 0, alloc_record(0, 0x10000, 4096));
     // Stacks and frees that refer to nothing, extreme values, out-of-range API numbers, duplicated
     // and wildly numbered blocks, thread indexes at the limit.
     t.block(3, 0, records([](Encoder& e) {
-        e.tag(Tag::StackNode), e.varint(7), e.varint(12345), e.varint(0xdeadbeef);
-        e.tag(Tag::Alloc);
-        for (uint64_t v : {0ull, 200ull, 0ull}) e.varint(v);
-        e.svarint(-5);
-        for (uint64_t v : {~0ull, ~0ull, 999ull, 999ull}) e.varint(v);
-        e.tag(Tag::Free);
-        for (uint64_t v : {1ull, 4ull, 0ull, 0x77ull}) e.varint(v);
-        e.svarint(0);
-        e.tag(Tag::VmmRelease), e.varint(1), e.varint(0x1234);
-        e.tag(Tag::VmmUnmap), e.varint(1), e.varint(0), e.varint(~0ull);
-        e.tag(Tag::Marker), e.varint(1), e.string(std::string("\xff\xfe invalid utf-8 \xc3", 19));
-        e.tag(Tag::PyStackNode), e.varint(1), e.varint(99), e.varint(5), e.svarint(-3), e.varint(1);
-        e.tag(Tag::PyCode), e.varint(5), e.string("f.py"), e.string("q"), e.svarint(-1), e.string("\x80\x80\x80");
-    }));
+                e.tag(Tag::StackNode), e.varint(7), e.varint(12345), e.varint(0xdeadbeef);
+                e.tag(Tag::Alloc);
+                for (uint64_t v : {0ull, 200ull, 0ull})
+                    e.varint(v);
+                e.svarint(-5);
+                for (uint64_t v : {~0ull, ~0ull, 999ull, 999ull})
+                    e.varint(v);
+                e.tag(Tag::Free);
+                for (uint64_t v : {1ull, 4ull, 0ull, 0x77ull})
+                    e.varint(v);
+                e.svarint(0);
+                e.tag(Tag::VmmRelease), e.varint(1), e.varint(0x1234);
+                e.tag(Tag::VmmUnmap), e.varint(1), e.varint(0), e.varint(~0ull);
+                e.tag(Tag::Marker), e.varint(1),
+                    e.string(std::string("\xff\xfe invalid utf-8 \xc3", 19));
+                e.tag(Tag::PyStackNode), e.varint(1), e.varint(99), e.varint(5), e.svarint(-3),
+                    e.varint(1);
+                e.tag(Tag::PyCode), e.varint(5), e.string("f.py"), e.string("q"), e.svarint(-1),
+                    e.string("\x80\x80\x80");
+            }));
     t.block(3, 0, alloc_record(0, 0x40000, 1));           // duplicate sequence
     t.block(3, ~0ull, alloc_record(0, 0x50000, 1));       // huge sequence
     t.block(0xffffffffu, 0, alloc_record(0, 0x60000, 1)); // largest thread index
     t.block(1, 1, records([](Encoder& e) {                // a Capped record ends the recording
-        e.tag(Tag::Capped), e.varint(0), e.varint(123456);
-    }));
+                e.tag(Tag::Capped), e.varint(0), e.varint(123456);
+            }));
     check_warns("inconsistent", t.bytes(), "trace capped at 123456 bytes");
 }
 
@@ -290,11 +314,12 @@ TEST_F(AnalyzerInput, InconsistentButWellFormedRecordsGiveAReport) {
 TEST_F(AnalyzerInput, SparseIdsCannotMakeTheReaderAllocateWithoutBound) {
     TraceBuilder t = valid_prefix();
     t.block(4, 0, records([](Encoder& e) {
-        for (uint64_t i = 1; i <= 40000; ++i) {
-            e.tag(Tag::StackNode), e.varint(i * 65535), e.varint(0), e.varint(0x1000 + i);
-            e.tag(Tag::PyStackNode), e.varint(i * 65535), e.varint(0), e.varint(i), e.svarint(0), e.varint(0);
-        }
-    }));
+                for (uint64_t i = 1; i <= 40000; ++i) {
+                    e.tag(Tag::StackNode), e.varint(i * 65535), e.varint(0), e.varint(0x1000 + i);
+                    e.tag(Tag::PyStackNode), e.varint(i * 65535), e.varint(0), e.varint(i),
+                        e.svarint(0), e.varint(0);
+                }
+            }));
     // Under a 2 GiB address-space limit, unless a sanitizer runtime needs more than that to start.
 #ifdef GPULEAK_TEST_SANITIZED
     check("sparse-ids", t.bytes(), 0);
@@ -302,7 +327,8 @@ TEST_F(AnalyzerInput, SparseIdsCannotMakeTheReaderAllocateWithoutBound) {
     std::string path = dir_ + "/sparse-ids";
     write_file(path, t.bytes());
     std::string out;
-    int rc = e2e::shell("prlimit --as=2147483648 -- '" + e2e::Paths::report() + "' --format json '" + path + "' >/dev/null",
+    int rc = e2e::shell("prlimit --as=2147483648 -- '" + e2e::Paths::report() +
+                            "' --format json '" + path + "' >/dev/null",
                         &out);
     EXPECT_EQ(rc, 0) << out;
 #endif
@@ -317,7 +343,8 @@ TEST_F(AnalyzerInput, RealTraceCutAndFlippedAnywhere) {
     std::string trace = read_file(r.traces[0]);
     ASSERT_GT(trace.size(), 200u);
     size_t step = trace.size() / 24 + 1;
-    for (size_t cut = 1; cut < trace.size(); cut += step) check("cut" + std::to_string(cut), trace.substr(0, cut));
+    for (size_t cut = 1; cut < trace.size(); cut += step)
+        check("cut" + std::to_string(cut), trace.substr(0, cut));
     for (size_t at = 3; at < trace.size(); at += step) {
         std::string flipped = trace;
         flipped[at] ^= 0x5a;

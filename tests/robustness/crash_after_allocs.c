@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
     allocate(n, pause_ms);
 
     if (!strcmp(action, "sleep")) {
-        for (;;) pause();
+        for (;;)
+            pause();
     } else if (!strcmp(action, "segv") || !strcmp(action, "handler-before")) {
         segv();
     } else if (!strcmp(action, "abort")) {
@@ -97,7 +98,8 @@ int main(int argc, char** argv) {
         raise(SIGTERM);
     } else if (!strcmp(action, "_exit")) {
         sleep_ms(300);
-        for (int i = 0; i < n; ++i) allocate_one(n + i);
+        for (int i = 0; i < n; ++i)
+            allocate_one(n + i);
         _exit(7);
     } else if (!strcmp(action, "overflow")) {
         return overflow(0);

@@ -34,6 +34,7 @@ __attribute__((noinline)) static void cycle_round(int round) {
 }
 
 int main(void) {
-    for (int round = 0; round < 3; ++round) cycle_round(round);
+    for (int round = 0; round < 3; ++round)
+        cycle_round(round);
     return 0;
 }

@@ -10,4 +10,6 @@ __attribute__((noinline)) void early_library_alloc(void) {
     APP_OK(cuMemAlloc(&p, 777777));
 }
 
-__attribute__((constructor)) static void allocate_at_load(void) { early_library_alloc(); }
+__attribute__((constructor)) static void allocate_at_load(void) {
+    early_library_alloc();
+}

@@ -1,8 +1,8 @@
 /* early_threads: threads that exist before tracing starts. A constructor of the program starts 4
  * threads before main (and before the first CUDA call, which starts the preload's session); a
- * constructor of libearly_alloc.so, a library the program links, allocates 777777 bytes before main.
- * main calls cuInit and releases the threads, which each make K alloc/free pairs of 4096 bytes and
- * leak one buffer of 8192 + i bytes.
+ * constructor of libearly_alloc.so, a library the program links, allocates 777777 bytes before
+ * main. main calls cuInit and releases the threads, which each make K alloc/free pairs of 4096
+ * bytes and leak one buffer of 8192 + i bytes.
  *
  * Ground truth (K = argv[1], default 1000): allocations 4 * (K + 1) + 1, frees 4 * K, live at end
  * 5 blocks, 777777 + 4 * 8192 + 0 + 1 + 2 + 3 bytes. */
@@ -31,8 +31,10 @@ __attribute__((noinline)) static void early_leak(long i) {
 }
 
 static void* worker(void* arg) {
-    while (!atomic_load(&g_go)) sched_yield();
-    for (long i = 0; i < g_pairs; ++i) early_pair();
+    while (!atomic_load(&g_go))
+        sched_yield();
+    for (long i = 0; i < g_pairs; ++i)
+        early_pair();
     early_leak((long)arg);
     return NULL;
 }
@@ -46,7 +48,8 @@ int main(int argc, char** argv) {
     if (argc > 1) g_pairs = strtol(argv[1], NULL, 10);
     APP_OK(cuInit(0));
     atomic_store(&g_go, 1);
-    for (int i = 0; i < THREADS; ++i) pthread_join(g_threads[i], NULL);
+    for (int i = 0; i < THREADS; ++i)
+        pthread_join(g_threads[i], NULL);
     app_expect_calls("cuMemAlloc_v2", THREADS * (g_pairs + 1) + 1);
     app_expect_device_used(0, 777777 + 4 * 8192 + 6);
     return 0;

@@ -43,7 +43,8 @@ __attribute__((noinline)) static void parent_leak(void) {
 
 static void* worker(void* arg) {
     (void)arg;
-    for (long i = 0; i < g_pairs; ++i) storm_pair();
+    for (long i = 0; i < g_pairs; ++i)
+        storm_pair();
     return NULL;
 }
 
@@ -69,9 +70,11 @@ int main(int argc, char** argv) {
         }
         int status = 0;
         APP_CHECK(waitpid(child, &status, 0) == child, "waitpid");
-        APP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d failed (status 0x%x)", i, status);
+        APP_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d failed (status 0x%x)", i,
+                  status);
     }
-    for (int i = 0; i < THREADS; ++i) pthread_join(threads[i], NULL);
+    for (int i = 0; i < THREADS; ++i)
+        pthread_join(threads[i], NULL);
     app_expect_device_used(0, 1000001);
     return 0;
 }

@@ -8,7 +8,9 @@
 
 #define SENTINEL ((CUdeviceptr)0x5a5a5a5a)
 
-static void show(const char* call, CUresult rc) { printf("%-44s %d\n", call, (int)rc); }
+static void show(const char* call, CUresult rc) {
+    printf("%-44s %d\n", call, (int)rc);
+}
 static void show_out(const char* call, CUresult rc, int untouched) {
     printf("%-44s %d %s\n", call, (int)rc, untouched ? "untouched" : "written");
 }
@@ -42,7 +44,8 @@ int main(void) {
     h = (void*)SENTINEL;
     show_out("cuMemAllocHost 0 bytes", cuMemAllocHost(&h, 0), h == (void*)SENTINEL);
     h = (void*)SENTINEL;
-    show_out("cuMemHostAlloc bad flags", cuMemHostAlloc(&h, 4096, 0x80000000u), h == (void*)SENTINEL);
+    show_out("cuMemHostAlloc bad flags", cuMemHostAlloc(&h, 4096, 0x80000000u),
+             h == (void*)SENTINEL);
     d = SENTINEL;
     show_out("cuMemAllocAsync 0 bytes", cuMemAllocAsync(&d, 0, 0), d == SENTINEL);
 

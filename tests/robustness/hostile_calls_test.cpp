@@ -45,7 +45,9 @@ TEST(HostileCalls, EdgeCasesProgramBehavesIdenticallyUnderThePreload) {
         std::istringstream in(log);
         for (std::string line; std::getline(in, line);) {
             size_t open = line.find('('), arrow = line.rfind(" -> ");
-            if (line.rfind("fakecuda: ", 0) != 0 || open == std::string::npos || arrow == std::string::npos) continue;
+            if (line.rfind("fakecuda: ", 0) != 0 || open == std::string::npos ||
+                arrow == std::string::npos)
+                continue;
             out.emplace_back(line.substr(10, open - 10), line.substr(arrow + 4));
         }
         return out;
@@ -53,7 +55,8 @@ TEST(HostileCalls, EdgeCasesProgramBehavesIdenticallyUnderThePreload) {
     auto program_calls = calls(without.output);
     ASSERT_FALSE(program_calls.empty()) << without.output;
     std::set<std::string> names;
-    for (const auto& c : program_calls) names.insert(c.first);
+    for (const auto& c : program_calls)
+        names.insert(c.first);
     decltype(program_calls) traced_calls;
     for (const auto& c : calls(with.output))
         if (names.count(c.first)) traced_calls.push_back(c);

@@ -11,7 +11,9 @@
 
 static CUdeviceptr g_second;
 
-static void free_at_exit(void) { APP_OK(cuMemFree(g_second)); }
+static void free_at_exit(void) {
+    APP_OK(cuMemFree(g_second));
+}
 
 int main(void) {
     APP_OK(cuInit(0));

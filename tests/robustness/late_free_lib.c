@@ -13,6 +13,10 @@ __attribute__((noinline)) void late_free_library_alloc(void) {
     APP_OK(cuMemAlloc(&g_buffer, 3000003));
 }
 
-__attribute__((constructor)) static void allocate_at_load(void) { late_free_library_alloc(); }
+__attribute__((constructor)) static void allocate_at_load(void) {
+    late_free_library_alloc();
+}
 
-__attribute__((destructor)) static void free_at_unload(void) { APP_OK(cuMemFree(g_buffer)); }
+__attribute__((destructor)) static void free_at_unload(void) {
+    APP_OK(cuMemFree(g_buffer));
+}

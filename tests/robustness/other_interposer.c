@@ -66,5 +66,6 @@ __attribute__((visibility("default"))) void* dlsym(void* handle, const char* nam
 #endif
 
 __attribute__((destructor)) static void report(void) {
-    fprintf(stderr, "interposer: allocs=%ld frees=%ld\n", atomic_load(&g_allocs), atomic_load(&g_frees));
+    fprintf(stderr, "interposer: allocs=%ld frees=%ld\n", atomic_load(&g_allocs),
+            atomic_load(&g_frees));
 }

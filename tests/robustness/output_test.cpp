@@ -26,7 +26,8 @@ std::string temp_dir() {
 
 size_t warnings_containing(const std::string& output, const std::string& text) {
     size_t n = 0;
-    for (const auto& line : preload_messages(output)) n += line.find(text) != std::string::npos;
+    for (const auto& line : preload_messages(output))
+        n += line.find(text) != std::string::npos;
     return n;
 }
 
@@ -86,11 +87,16 @@ TEST(Output, ExistingFileIsNeverOverwritten) {
 // raw blocks so the trace outgrows it. The trace is copied out before the namespace, and the tmpfs
 // with it, goes away.
 TEST(Output, FullDiskStopsTracingAndKeepsACleanPrefix) {
-    if (e2e::shell("unshare -r -m true") != 0) GTEST_SKIP() << "no unprivileged mount namespaces here";
-    std::vector<std::string> argv = {
-        "unshare", "-r", "-m", "sh", "-c",
-        "mkdir full && mount -t tmpfs -o size=128k tmpfs full && \"$@\"; rc=$?; cp full/*.bin . ; exit $rc",
-        "sh"};
+    if (e2e::shell("unshare -r -m true") != 0)
+        GTEST_SKIP() << "no unprivileged mount namespaces here";
+    std::vector<std::string> argv = {"unshare",
+                                     "-r",
+                                     "-m",
+                                     "sh",
+                                     "-c",
+                                     "mkdir full && mount -t tmpfs -o size=128k tmpfs full && "
+                                     "\"$@\"; rc=$?; cp full/*.bin . ; exit $rc",
+                                     "sh"};
     argv.insert(argv.end(), kBusyProgram.begin(), kBusyProgram.end());
     e2e::RunOptions options;
     options.env["GPULEAK_OUTPUT"] = "full/t.%p.bin";
@@ -105,13 +111,15 @@ TEST(Output, FullDiskStopsTracingAndKeepsACleanPrefix) {
     Json rep = e2e::report(r.traces[0]);
     EXPECT_GT(rep["summary"]["allocations"], 0u);
     EXPECT_LT(rep["summary"]["allocations"], 8u * 20000 + 8);
-    for (const auto& w : rep["warnings"]) EXPECT_EQ(w.get<std::string>().find("damaged"), std::string::npos) << w;
+    for (const auto& w : rep["warnings"])
+        EXPECT_EQ(w.get<std::string>().find("damaged"), std::string::npos) << w;
 }
 
 // RLIMIT_FSIZE: a write past it fails with EFBIG and raises SIGXFSZ, whose default action would
 // kill the program. The limit is treated like GPULEAK_MAX_BYTES instead.
 TEST(Output, FileSizeLimitCapsTheTraceAndNeverKillsTheProgram) {
-    if (e2e::shell("prlimit --version") != 0) GTEST_SKIP() << "prlimit (util-linux) is not installed";
+    if (e2e::shell("prlimit --version") != 0)
+        GTEST_SKIP() << "prlimit (util-linux) is not installed";
     std::vector<std::string> argv = {"prlimit", "--fsize=65536", "--"};
     argv.insert(argv.end(), kBusyProgram.begin(), kBusyProgram.end());
     e2e::RunResult r = e2e::run(argv, {});
@@ -122,7 +130,8 @@ TEST(Output, FileSizeLimitCapsTheTraceAndNeverKillsTheProgram) {
     EXPECT_LE(fs::file_size(r.traces[0]), 65536u);
     Json rep = e2e::report(r.traces[0]);
     ASSERT_FALSE(rep["warnings"].empty());
-    EXPECT_NE(rep["warnings"][0].get<std::string>().find("trace capped at"), std::string::npos) << rep["warnings"];
+    EXPECT_NE(rep["warnings"][0].get<std::string>().find("trace capped at"), std::string::npos)
+        << rep["warnings"];
 }
 
 TEST(Output, MaxBytesCapsTheTraceAndMarksIt) {
@@ -139,10 +148,12 @@ TEST(Output, MaxBytesCapsTheTraceAndMarksIt) {
     EXPECT_LT(rep["summary"]["allocations"], 8u * 20000 + 8);
     // Capped, but the process still exited cleanly: exactly one warning, the cap.
     ASSERT_EQ(rep["warnings"].size(), 1u) << rep["warnings"];
-    EXPECT_EQ(rep["warnings"][0].get<std::string>().rfind("trace capped at ", 0), 0u) << rep["warnings"];
+    EXPECT_EQ(rep["warnings"][0].get<std::string>().rfind("trace capped at ", 0), 0u)
+        << rep["warnings"];
     ReportRun text = run_report({r.traces[0]});
     EXPECT_EQ(text.exit_code, 0);
-    EXPECT_NE((text.out + text.err).find("trace capped at"), std::string::npos) << text.out << text.err;
+    EXPECT_NE((text.out + text.err).find("trace capped at"), std::string::npos)
+        << text.out << text.err;
 }
 
 } // namespace

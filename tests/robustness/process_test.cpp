@@ -11,7 +11,9 @@
 namespace gpuleak::robustness {
 namespace {
 
-Json summary(const std::string& trace) { return e2e::report(trace)["summary"]; }
+Json summary(const std::string& trace) {
+    return e2e::report(trace)["summary"];
+}
 
 TEST(Process, ForkWhileThreadsRecordNeitherHangsNorMixesTraces) {
     e2e::RunOptions options;
@@ -86,9 +88,9 @@ TEST(Process, LibcudaClosedAndReopenedMidRun) {
     EXPECT_EQ(s["live_bytes_end"], 3u * 5000005);
 }
 
-// A second interposer of cuMemAlloc_v2/cuMemFree_v2 (other_interposer.c), in both LD_PRELOAD orders,
-// on the three ways to the driver. Each combination is compared with gpuleak alone and with the
-// other interposer alone. The supported order is gpuleak first (docs/reliability.md, "Other
+// A second interposer of cuMemAlloc_v2/cuMemFree_v2 (other_interposer.c), in both LD_PRELOAD
+// orders, on the three ways to the driver. Each combination is compared with gpuleak alone and with
+// the other interposer alone. The supported order is gpuleak first (docs/reliability.md, "Other
 // interposers"): then gpuleak's report is complete and a plain interposer sees exactly what it sees
 // alone; a HAMi-style one, which replaces dlsym too, no longer sees dlsym lookups (pitfall 15).
 struct InterposerCase {
@@ -111,7 +113,8 @@ TEST_P(SecondInterposer, BehavesAsDocumented) {
     std::vector<std::string> argv{e2e::Paths::app(c.program)};
 
     e2e::RunOptions both;
-    both.env["LD_PRELOAD"] = c.gpuleak_first ? e2e::Paths::preload() + ":" + other : other + ":" + e2e::Paths::preload();
+    both.env["LD_PRELOAD"] =
+        c.gpuleak_first ? e2e::Paths::preload() + ":" + other : other + ":" + e2e::Paths::preload();
     e2e::RunResult r = e2e::run(argv, both);
     e2e::RunResult gpuleak_alone = e2e::run(argv, {});
     e2e::RunOptions other_options;
@@ -126,12 +129,14 @@ TEST_P(SecondInterposer, BehavesAsDocumented) {
     if (c.gpuleak_complete) {
         ASSERT_EQ(r.traces.size(), 1u) << r.output;
         Json want = summary(gpuleak_alone.traces[0]), got = summary(r.traces[0]);
-        for (const char* key : {"allocations", "frees", "failed_allocations", "live_bytes_end", "peak_bytes"})
+        for (const char* key :
+             {"allocations", "frees", "failed_allocations", "live_bytes_end", "peak_bytes"})
             EXPECT_EQ(got[key], want[key]) << key;
     }
     auto counts = [](const std::string& output) {
         size_t at = output.find("interposer: ");
-        return at == std::string::npos ? std::string("(none)") : output.substr(at, output.find('\n', at) - at);
+        return at == std::string::npos ? std::string("(none)")
+                                       : output.substr(at, output.find('\n', at) - at);
     };
     if (c.other_unchanged) {
         EXPECT_EQ(counts(r.output), counts(other_alone.output));
@@ -148,8 +153,9 @@ INSTANTIATE_TEST_SUITE_P(
         InterposerCase{"other_dlsym_interposer", true, "path_direct", true, true},
         InterposerCase{"other_dlsym_interposer", true, "path_dlsym", true, false},
         InterposerCase{"other_dlsym_interposer", true, "path_runtime_dynamic", true, true},
-        // gpuleak second: complete next to a plain interposer, which then also sees the calls gpuleak
-        // forwards through the exported symbols; next to a HAMi-style one, gpuleak misses calls.
+        // gpuleak second: complete next to a plain interposer, which then also sees the calls
+        // gpuleak forwards through the exported symbols; next to a HAMi-style one, gpuleak misses
+        // calls.
         InterposerCase{"other_interposer", false, "path_direct", true, true},
         InterposerCase{"other_interposer", false, "path_dlsym", true, false},
         InterposerCase{"other_interposer", false, "path_runtime_dynamic", true, false},
@@ -157,7 +163,8 @@ INSTANTIATE_TEST_SUITE_P(
         InterposerCase{"other_dlsym_interposer", false, "path_dlsym", false, true},
         InterposerCase{"other_dlsym_interposer", false, "path_runtime_dynamic", false, true}),
     [](const auto& info) {
-        return std::string(info.param.library) + (info.param.gpuleak_first ? "_after_gpuleak_" : "_before_gpuleak_") +
+        return std::string(info.param.library) +
+               (info.param.gpuleak_first ? "_after_gpuleak_" : "_before_gpuleak_") +
                info.param.program;
     });
 

@@ -20,17 +20,23 @@ namespace gpuleak::robustness {
 
 namespace fs = std::filesystem;
 
-std::string program(const std::string& name) { return std::string(GPULEAK_ROBUSTNESS_BIN_DIR) + "/" + name; }
+std::string program(const std::string& name) {
+    return std::string(GPULEAK_ROBUSTNESS_BIN_DIR) + "/" + name;
+}
 
 namespace {
 
-int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+int exit_code_of(int status) {
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 std::string quote(const std::string& s) {
     std::string out(1, '\'');
     for (char c : s) {
-        if (c == '\'') out.append("'\\''");
-        else out.push_back(c);
+        if (c == '\'')
+            out.append("'\\''");
+        else
+            out.push_back(c);
     }
     out.push_back('\'');
     return out;
@@ -57,9 +63,11 @@ LiveProcess::LiveProcess(const std::vector<std::string>& argv, const e2e::RunOpt
             setenv("LD_PRELOAD", e2e::Paths::preload().c_str(), 1);
             setenv("GPULEAK_OUTPUT", (dir_ + "/" + options.output_pattern).c_str(), 1);
         }
-        for (const auto& [k, v] : options.env) setenv(k.c_str(), v.c_str(), 1);
+        for (const auto& [k, v] : options.env)
+            setenv(k.c_str(), v.c_str(), 1);
         std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        for (const auto& a : argv)
+            args.push_back(const_cast<char*>(a.c_str()));
         args.push_back(nullptr);
         execvp(args[0], args.data());
         _exit(127);
@@ -81,7 +89,8 @@ bool LiveProcess::read_line(std::string& line, int timeout_ms) {
             pending_.erase(0, nl + 1);
             return true;
         }
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0 || out_ < 0) return false;
         pollfd p{out_, POLLIN, 0};
         if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -125,7 +134,9 @@ std::vector<std::string> LiveProcess::traces() const {
     return out;
 }
 
-std::string LiveProcess::stderr_text() const { return read_file(dir_ + "/stderr.log"); }
+std::string LiveProcess::stderr_text() const {
+    return read_file(dir_ + "/stderr.log");
+}
 
 ReportRun run_report(const std::vector<std::string>& args, int timeout_s) {
     ReportRun r;
@@ -133,7 +144,8 @@ ReportRun run_report(const std::vector<std::string>& args, int timeout_s) {
     std::string dir = mkdtemp(templ.data());
     std::string cmd = "timeout -s KILL ";
     cmd.append(std::to_string(timeout_s)).append(" ").append(quote(e2e::Paths::report()));
-    for (const auto& a : args) cmd.append(" ").append(quote(a));
+    for (const auto& a : args)
+        cmd.append(" ").append(quote(a));
     cmd.append(" >").append(quote(dir + "/out")).append(" 2>").append(quote(dir + "/err"));
     r.exit_code = e2e::shell(cmd);
     r.out = read_file(dir + "/out");
@@ -156,7 +168,9 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 size_t count(const std::string& text, const std::string& needle) {
     size_t n = 0;
-    for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size())) ++n;
+    for (size_t pos = text.find(needle); pos != std::string::npos;
+         pos = text.find(needle, pos + needle.size()))
+        ++n;
     return n;
 }
 

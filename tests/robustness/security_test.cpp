@@ -45,7 +45,9 @@ TEST_P(EnvironmentAllowList, OnlyAllowListedVariablesReachTheTrace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Robustness, EnvironmentAllowList, testing::Values("0", "1"),
-                         [](const auto& info) { return std::string(info.param[0] == '0' ? "raw" : "compressed"); });
+                         [](const auto& info) {
+                             return std::string(info.param[0] == '0' ? "raw" : "compressed");
+                         });
 
 } // namespace
 } // namespace gpuleak::robustness

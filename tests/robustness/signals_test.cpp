@@ -24,7 +24,9 @@ public:
 };
 const auto* const kNoCoreDumps = testing::AddGlobalTestEnvironment(new NoCoreDumps);
 
-uint64_t allocations_in(const std::string& trace) { return e2e::report(trace)["summary"]["allocations"]; }
+uint64_t allocations_in(const std::string& trace) {
+    return e2e::report(trace)["summary"]["allocations"];
+}
 
 TEST(Signals, SigkillKeepsEveryEventOlderThanTheFlushInterval) {
     // 40 allocations 20 ms apart; killed 250 ms after the tenth (five default flush intervals).
@@ -45,7 +47,9 @@ struct FatalCase {
     int exit_code;
 };
 
-void PrintTo(const FatalCase& c, std::ostream* os) { *os << c.action << " -> exit " << c.exit_code; }
+void PrintTo(const FatalCase& c, std::ostream* os) {
+    *os << c.action << " -> exit " << c.exit_code;
+}
 
 class FatalSignal : public testing::TestWithParam<FatalCase> {};
 
@@ -68,19 +72,20 @@ TEST_P(FatalSignal, FlushesThenDiesAsWithoutTheTracer) {
     EXPECT_TRUE(preload_messages(r.output).empty()) << r.output;
 }
 
-INSTANTIATE_TEST_SUITE_P(Robustness, FatalSignal,
-                         testing::Values(FatalCase{"segv", 128 + SIGSEGV}, FatalCase{"abort", 128 + SIGABRT},
-                                         FatalCase{"term", 128 + SIGTERM},
-                                         // The app's own handler, installed before tracing began, still runs.
-                                         FatalCase{"handler-before", 42},
-                                         // A stack overflow: only an alternate stack lets any handler run.
-                                         FatalCase{"overflow", 128 + SIGSEGV}),
-                         [](const auto& info) {
-                             std::string name = info.param.action;
-                             for (char& ch : name)
-                                 if (ch == '-') ch = '_';
-                             return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Robustness, FatalSignal,
+    testing::Values(FatalCase{"segv", 128 + SIGSEGV}, FatalCase{"abort", 128 + SIGABRT},
+                    FatalCase{"term", 128 + SIGTERM},
+                    // The app's own handler, installed before tracing began, still runs.
+                    FatalCase{"handler-before", 42},
+                    // A stack overflow: only an alternate stack lets any handler run.
+                    FatalCase{"overflow", 128 + SIGSEGV}),
+    [](const auto& info) {
+        std::string name = info.param.action;
+        for (char& ch : name)
+            if (ch == '-') ch = '_';
+        return name;
+    });
 
 TEST(Signals, HandlerInstalledLaterByTheAppWinsAndIsNeverReplaced) {
     std::vector<std::string> argv{program("crash_after_allocs"), "5", "handler-after"};
@@ -91,7 +96,8 @@ TEST(Signals, HandlerInstalledLaterByTheAppWinsAndIsNeverReplaced) {
 }
 
 TEST(Signals, WithoutHandlersACrashLosesTheUnflushedEvents) {
-    // The control for FatalSignal: GPULEAK_SIGNALS=0 leaves only the periodic flush, here 10 s away.
+    // The control for FatalSignal: GPULEAK_SIGNALS=0 leaves only the periodic flush, here 10 s
+    // away.
     e2e::RunOptions options;
     options.env["GPULEAK_FLUSH_MS"] = "10000";
     options.env["GPULEAK_SIGNALS"] = "0";

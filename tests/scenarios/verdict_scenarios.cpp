@@ -1,21 +1,24 @@
 // Loops with known iteration behaviour, one per argv[1], for the verdict and hint tests
 // (tests/e2e/verdicts_test.cpp). Every iteration allocates an input copy and a workspace first (the
-// loop body's "once per iteration" sites), so iterations can be inferred as in a real training loop.
-// Ground truth (30 iterations unless said otherwise):
-//   leak_every_iteration  keep_output        1000003 B kept every iteration        leak, 1000003 B/iter
-//   leak_every_third      keep_every_third   3000000 B kept every 3rd iteration    leak, 1000000 B/iter
-//   two_rates             fast_leak 1000000 every iteration, slow_leak 4000000 every 4th: leaks, 1 MB/iter each
-//   lru_cache             cache_insert       500000 B, at most 4 kept              retained
-//   sawtooth              accumulate_grad    700000 B, all freed every 4th iteration retained
-//   kept_past_loop        last_output        800000 B, the previous one freed      retained
-//   growing               grow_buffer        100000*(i+1) B, one live at a time    growth, 100000 B/iter
-//   per_fold              build_encoder 6000000 + build_head 2000000 per fold, 5 folds x 6 batches: leak
-//   forward_leak          forward            1200000 B output kept                 leak + forward-pass hint
-//   torch_load_rank       torch_load         50000000 B on device 0, kept          retained + map_location hint (LOCAL_RANK=1)
-//   eval_no_grad          train_step / evaluate: activations of 10000000 B; evaluation keeps all of its
-//                         batch's graph until the batch ends                        eval-vs-train hint
-//   caching_growth        c10::cuda::CUDACachingAllocator::malloc: 2 MiB segments, one 20 MiB segment for a
-//                         rare large batch (iteration 20), kept                      caching-allocator hint
+// loop body's "once per iteration" sites), so iterations can be inferred as in a real training
+// loop. Ground truth (30 iterations unless said otherwise):
+//   leak_every_iteration  keep_output        1000003 B kept every iteration        leak, 1000003
+//   B/iter leak_every_third      keep_every_third   3000000 B kept every 3rd iteration    leak,
+//   1000000 B/iter two_rates             fast_leak 1000000 every iteration, slow_leak 4000000 every
+//   4th: leaks, 1 MB/iter each lru_cache             cache_insert       500000 B, at most 4 kept
+//   retained sawtooth              accumulate_grad    700000 B, all freed every 4th iteration
+//   retained kept_past_loop        last_output        800000 B, the previous one freed retained
+//   growing               grow_buffer        100000*(i+1) B, one live at a time    growth, 100000
+//   B/iter per_fold              build_encoder 6000000 + build_head 2000000 per fold, 5 folds x 6
+//   batches: leak forward_leak          forward            1200000 B output kept leak +
+//   forward-pass hint torch_load_rank       torch_load         50000000 B on device 0, kept
+//   retained + map_location hint (LOCAL_RANK=1) eval_no_grad          train_step / evaluate:
+//   activations of 10000000 B; evaluation keeps all of its
+//                         batch's graph until the batch ends                        eval-vs-train
+//                         hint
+//   caching_growth        c10::cuda::CUDACachingAllocator::malloc: 2 MiB segments, one 20 MiB
+//   segment for a
+//                         rare large batch (iteration 20), kept caching-allocator hint
 //   clean                 everything freed each iteration                           transient only
 #include <cuda_runtime_api.h>
 
@@ -34,7 +37,8 @@ void* fail(size_t n) {
     std::exit(1);
 }
 
-// A macro, not a helper function: each scenario function must be the innermost frame of its own site.
+// A macro, not a helper function: each scenario function must be the innermost frame of its own
+// site.
 #define MUST_ALLOC(n)                                                                              \
     ({                                                                                             \
         void* p_ = nullptr;                                                                        \
@@ -47,22 +51,54 @@ std::vector<void*> g_kept;
 
 extern "C" {
 
-NOINLINE void* copy_input() { return MUST_ALLOC(65536); }
-NOINLINE void* workspace() { return MUST_ALLOC(131072); }
-NOINLINE void* keep_output() { return MUST_ALLOC(1000003); }
-NOINLINE void* keep_every_third() { return MUST_ALLOC(3000000); }
-NOINLINE void* fast_leak() { return MUST_ALLOC(1000000); }
-NOINLINE void* slow_leak() { return MUST_ALLOC(4000000); }
-NOINLINE void* cache_insert() { return MUST_ALLOC(500000); }
-NOINLINE void* accumulate_grad() { return MUST_ALLOC(700000); }
-NOINLINE void* last_output() { return MUST_ALLOC(800000); }
-NOINLINE void* grow_buffer(size_t n) { return MUST_ALLOC(n); }
-NOINLINE void* build_encoder() { return MUST_ALLOC(6000000); }
-NOINLINE void* build_head() { return MUST_ALLOC(2000000); }
-NOINLINE void* forward() { return MUST_ALLOC(1200000); }
-NOINLINE void* torch_load() { return MUST_ALLOC(50000000); }
-NOINLINE void* activation_train() { return MUST_ALLOC(10000000); }
-NOINLINE void* activation_eval() { return MUST_ALLOC(10000000); }
+NOINLINE void* copy_input() {
+    return MUST_ALLOC(65536);
+}
+NOINLINE void* workspace() {
+    return MUST_ALLOC(131072);
+}
+NOINLINE void* keep_output() {
+    return MUST_ALLOC(1000003);
+}
+NOINLINE void* keep_every_third() {
+    return MUST_ALLOC(3000000);
+}
+NOINLINE void* fast_leak() {
+    return MUST_ALLOC(1000000);
+}
+NOINLINE void* slow_leak() {
+    return MUST_ALLOC(4000000);
+}
+NOINLINE void* cache_insert() {
+    return MUST_ALLOC(500000);
+}
+NOINLINE void* accumulate_grad() {
+    return MUST_ALLOC(700000);
+}
+NOINLINE void* last_output() {
+    return MUST_ALLOC(800000);
+}
+NOINLINE void* grow_buffer(size_t n) {
+    return MUST_ALLOC(n);
+}
+NOINLINE void* build_encoder() {
+    return MUST_ALLOC(6000000);
+}
+NOINLINE void* build_head() {
+    return MUST_ALLOC(2000000);
+}
+NOINLINE void* forward() {
+    return MUST_ALLOC(1200000);
+}
+NOINLINE void* torch_load() {
+    return MUST_ALLOC(50000000);
+}
+NOINLINE void* activation_train() {
+    return MUST_ALLOC(10000000);
+}
+NOINLINE void* activation_eval() {
+    return MUST_ALLOC(10000000);
+}
 
 // One loop iteration's fixed part: the sites that allocate exactly once per iteration.
 NOINLINE void iteration_body() {
@@ -75,8 +111,10 @@ NOINLINE void iteration_body() {
 NOINLINE void train_step() {
     iteration_body();
     void* acts[3];
-    for (auto& a : acts) a = activation_train();
-    for (auto& a : acts) cudaFree(a); // backward frees the graph
+    for (auto& a : acts)
+        a = activation_train();
+    for (auto& a : acts)
+        cudaFree(a); // backward frees the graph
 }
 
 NOINLINE void evaluate(int batches) {
@@ -84,15 +122,19 @@ NOINLINE void evaluate(int batches) {
     for (int b = 0; b < batches; ++b) {
         iteration_body();
         void* acts[3];
-        for (auto& a : acts) a = activation_eval();
-        for (auto& a : acts) cudaFree(a);
+        for (auto& a : acts)
+            a = activation_eval();
+        for (auto& a : acts)
+            cudaFree(a);
     }
 }
 
 } // extern "C"
 
 namespace c10::cuda::CUDACachingAllocator {
-NOINLINE void* malloc(size_t n) { return MUST_ALLOC(n); }
+NOINLINE void* malloc(size_t n) {
+    return MUST_ALLOC(n);
+}
 } // namespace c10::cuda::CUDACachingAllocator
 
 int main(int argc, char** argv) {
@@ -104,7 +146,8 @@ int main(int argc, char** argv) {
     const int n = 30;
     auto is = [&](const char* name) { return std::strcmp(s, name) == 0; };
     if (is("leak_every_iteration")) {
-        for (int i = 0; i < n; ++i) iteration_body(), g_kept.push_back(keep_output());
+        for (int i = 0; i < n; ++i)
+            iteration_body(), g_kept.push_back(keep_output());
     } else if (is("leak_every_third")) {
         for (int i = 0; i < n; ++i) {
             iteration_body();
@@ -123,18 +166,21 @@ int main(int argc, char** argv) {
             cache.push_back(cache_insert());
             if (cache.size() > 4) cudaFree(cache.front()), cache.pop_front();
         }
-        for (void* p : cache) cudaFree(p);
+        for (void* p : cache)
+            cudaFree(p);
     } else if (is("sawtooth")) {
         std::vector<void*> grads;
         for (int i = 0; i < n; ++i) {
             iteration_body();
             grads.push_back(accumulate_grad());
             if (grads.size() == 4) {
-                for (void* p : grads) cudaFree(p);
+                for (void* p : grads)
+                    cudaFree(p);
                 grads.clear();
             }
         }
-        for (void* p : grads) cudaFree(p);
+        for (void* p : grads)
+            cudaFree(p);
     } else if (is("kept_past_loop")) {
         void* previous = nullptr;
         for (int i = 0; i < n; ++i) {
@@ -157,25 +203,31 @@ int main(int argc, char** argv) {
         for (int fold = 0; fold < 5; ++fold) {
             g_kept.push_back(build_encoder());
             g_kept.push_back(build_head());
-            for (int b = 0; b < 6; ++b) iteration_body();
+            for (int b = 0; b < 6; ++b)
+                iteration_body();
         }
     } else if (is("forward_leak")) {
-        for (int i = 0; i < n; ++i) iteration_body(), g_kept.push_back(forward());
+        for (int i = 0; i < n; ++i)
+            iteration_body(), g_kept.push_back(forward());
     } else if (is("torch_load_rank")) {
         g_kept.push_back(torch_load());
-        for (int i = 0; i < n; ++i) iteration_body();
+        for (int i = 0; i < n; ++i)
+            iteration_body();
     } else if (is("eval_no_grad")) {
-        for (int i = 0; i < n; ++i) train_step();
+        for (int i = 0; i < n; ++i)
+            train_step();
         evaluate(10);
     } else if (is("caching_growth")) {
         using c10::cuda::CUDACachingAllocator::malloc;
         for (int i = 0; i < n; ++i) {
             iteration_body();
             if (i < 3) g_kept.push_back(malloc(2 << 20)); // the steady segments, kept by the cache
-            if (i == 20) g_kept.push_back(malloc(20 << 20)); // one rare large batch: a segment kept for good
+            if (i == 20)
+                g_kept.push_back(malloc(20 << 20)); // one rare large batch: a segment kept for good
         }
     } else if (is("clean")) {
-        for (int i = 0; i < n; ++i) iteration_body();
+        for (int i = 0; i < n; ++i)
+            iteration_body();
     } else {
         std::fprintf(stderr, "unknown scenario %s\n", s);
         return 2;

@@ -15,7 +15,9 @@ namespace {
 
 class TempTrace {
 public:
-    TempTrace() : path_(std::filesystem::temp_directory_path() / ("format_test_" + std::to_string(counter_++) + ".bin")) {}
+    TempTrace()
+        : path_(std::filesystem::temp_directory_path() /
+                ("format_test_" + std::to_string(counter_++) + ".bin")) {}
     ~TempTrace() { std::filesystem::remove(path_); }
     std::string path() const { return path_.string(); }
 
@@ -26,7 +28,8 @@ public:
         h.header_size = sizeof h;
         append(&h, sizeof h);
     }
-    void block(uint32_t thread, uint64_t sequence, uint64_t first_ts, const std::vector<uint8_t>& payload) {
+    void block(uint32_t thread, uint64_t sequence, uint64_t first_ts,
+               const std::vector<uint8_t>& payload) {
         BlockHeader h{};
         h.stored_size = h.raw_size = static_cast<uint32_t>(payload.size());
         h.thread_index = thread;
@@ -89,7 +92,8 @@ TEST(Varint, RoundTripsExtremes) {
         ASSERT_TRUE(cursor.next(out));
         EXPECT_EQ(out.count, v);
     }
-    for (int64_t v : std::initializer_list<int64_t>{0, -1, 1, INT64_MIN, INT64_MAX}) EXPECT_EQ(unzigzag(zigzag(v)), v);
+    for (int64_t v : std::initializer_list<int64_t>{0, -1, 1, INT64_MIN, INT64_MAX})
+        EXPECT_EQ(unzigzag(zigzag(v)), v);
 }
 
 TEST(TraceFile, ReadsBlocksAndRecords) {

@@ -1,4 +1,5 @@
-// Record encoding into a caller-owned buffer: no allocation, no locks, usable in the preload's hot path.
+// Record encoding into a caller-owned buffer: no allocation, no locks, usable in the preload's hot
+// path.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +13,12 @@ namespace gpuleak::format {
 
 inline constexpr size_t kMaxVarintBytes = 10;
 
-inline uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-inline int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+inline uint64_t zigzag(int64_t v) {
+    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t unzigzag(uint64_t v) {
+    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
 
 // Appends to [pos, end). Callers check room() for the worst case of a record before writing it,
 // so individual puts never fail half-way through a record.

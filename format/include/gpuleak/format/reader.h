@@ -1,5 +1,5 @@
-// Reading a trace: never trusts a length, an index or a count from the file. A damaged block ends the
-// readable prefix; everything before it is still reported (with a warning from the caller).
+// Reading a trace: never trusts a length, an index or a count from the file. A damaged block ends
+// the readable prefix; everything before it is still reported (with a warning from the caller).
 #pragma once
 
 #include <cstdint>
@@ -42,19 +42,19 @@ struct Record {
     int64_t result = 0;
     uint64_t free_bytes = 0; // 0 = unknown, else value + 1
     uint64_t total_bytes = 0;
-    uint64_t count = 0;        // TraceEnd: dropped events; Capped: bytes written
-    uint64_t id = 0;           // StackNode / PyStackNode
-    uint64_t parent = 0;       // StackNode / PyStackNode
-    uint64_t ip = 0;           // StackNode; PyStackNode: code id
+    uint64_t count = 0;         // TraceEnd: dropped events; Capped: bytes written
+    uint64_t id = 0;            // StackNode / PyStackNode
+    uint64_t parent = 0;        // StackNode / PyStackNode
+    uint64_t ip = 0;            // StackNode; PyStackNode: code id
     int64_t line_or_offset = 0; // PyStackNode: byte offset; PyCode: first line
     bool is_entry = false;
-    std::string text;          // Module path, Thread name, Marker name, PyCode filename, Process exe
-    std::string text2;         // PyCode qualname
-    std::vector<uint8_t> blob; // Module build-id, PyCode line table
-    std::vector<std::string> strings;              // Process: argv
-    std::vector<std::string> strings2;             // Process: environment
+    std::string text;  // Module path, Thread name, Marker name, PyCode filename, Process exe
+    std::string text2; // PyCode qualname
+    std::vector<uint8_t> blob;                           // Module build-id, PyCode line table
+    std::vector<std::string> strings;                    // Process: argv
+    std::vector<std::string> strings2;                   // Process: environment
     std::vector<std::pair<uint64_t, uint64_t>> segments; // Module: (vaddr, memsz)
-    uint64_t pid = 0, ppid = 0, start_unix_ns = 0; // Process
+    uint64_t pid = 0, ppid = 0, start_unix_ns = 0;       // Process
 };
 
 // Decodes the records of one block payload in order.

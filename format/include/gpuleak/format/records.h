@@ -8,7 +8,7 @@ namespace gpuleak::format {
 
 inline constexpr char kFileMagic[8] = {'G', 'P', 'U', 'L', 'E', 'A', 'K', '\0'};
 inline constexpr uint32_t kFormatVersion = 1;
-inline constexpr uint32_t kBlockMagic = 0x4b424c47; // "GLBK" little-endian
+inline constexpr uint32_t kBlockMagic = 0x4b424c47;    // "GLBK" little-endian
 inline constexpr uint32_t kMaxBlockPayload = 1u << 20; // a reader rejects anything larger
 // Blocks of process-wide records (Process, Module, TraceEnd) use this thread index.
 inline constexpr uint32_t kGlobalThreadIndex = 0;
@@ -25,38 +25,39 @@ enum BlockFlags : uint32_t {
     kBlockZstd = 1u << 0, // payload is one zstd frame of raw_size bytes
 };
 
-// Every block belongs to one recording thread. Blocks of a thread carry consecutive sequence numbers;
-// records inside a block are in time order, so a reader merges threads by timestamp.
+// Every block belongs to one recording thread. Blocks of a thread carry consecutive sequence
+// numbers; records inside a block are in time order, so a reader merges threads by timestamp.
 struct BlockHeader {
     uint32_t magic;
     uint32_t stored_size; // payload bytes that follow the header
     uint32_t raw_size;    // payload bytes after decompression
-    uint32_t checksum;    // crc32 of the 32 header bytes after this field, then of the stored payload
+    uint32_t checksum; // crc32 of the 32 header bytes after this field, then of the stored payload
     uint32_t flags;
     uint32_t thread_index; // small dense id of the recording thread (not the tid: tids are reused)
     uint64_t sequence;     // per thread, starts at 0
-    uint64_t first_ts;     // ns since the process's trace start; base of the block's timestamp deltas
+    uint64_t first_ts; // ns since the process's trace start; base of the block's timestamp deltas
     uint64_t last_ts;
 };
 static_assert(sizeof(BlockHeader) == 48);
 
 // Record tags. Each record is: u8 tag, then fields as LEB128 varints (s = zigzag signed) or
-// strings (varint length + bytes). "dt" is the varint delta from the previous timestamp in the block.
+// strings (varint length + bytes). "dt" is the varint delta from the previous timestamp in the
+// block.
 enum class Tag : uint8_t {
-    Process = 1,   // pid, ppid, start_unix_ns, exe, argc, argv..., envc, env..., tool_version
-    Module = 2,    // dt, base, path, build_id(bytes), nseg, (vaddr, memsz)...  (global stream)
-    Thread = 3,    // tid, name
-    StackNode = 4, // id, parent, ip        (ids are per recording thread; 0 = root)
-    Alloc = 5,     // dt, api, kind, s:device, address, size, stack, py_stack
-    Free = 6,      // dt, api, space, address, result
-    AllocFailed = 7, // dt, api, kind, s:device, size, result, stack, py_stack, free+1, total+1
-    VmmRetain = 8,   // dt, handle, address
-    VmmRelease = 9,  // dt, handle
-    VmmMap = 10,     // dt, address, size, offset, handle
-    VmmUnmap = 11,   // dt, address, size
-    Marker = 12,     // dt, name
-    TraceEnd = 13,   // dt, dropped_events
-    PyCode = 14,     // code_id, filename, qualname, firstlineno, linetable(bytes)
+    Process = 1,      // pid, ppid, start_unix_ns, exe, argc, argv..., envc, env..., tool_version
+    Module = 2,       // dt, base, path, build_id(bytes), nseg, (vaddr, memsz)...  (global stream)
+    Thread = 3,       // tid, name
+    StackNode = 4,    // id, parent, ip        (ids are per recording thread; 0 = root)
+    Alloc = 5,        // dt, api, kind, s:device, address, size, stack, py_stack
+    Free = 6,         // dt, api, space, address, result
+    AllocFailed = 7,  // dt, api, kind, s:device, size, result, stack, py_stack, free+1, total+1
+    VmmRetain = 8,    // dt, handle, address
+    VmmRelease = 9,   // dt, handle
+    VmmMap = 10,      // dt, address, size, offset, handle
+    VmmUnmap = 11,    // dt, address, size
+    Marker = 12,      // dt, name
+    TraceEnd = 13,    // dt, dropped_events
+    PyCode = 14,      // code_id, filename, qualname, firstlineno, linetable(bytes)
     PyStackNode = 15, // id, parent, code_id, s:byte_offset, is_entry (ids per thread, own sequence)
     Capped = 16,      // dt, bytes_written
     PyInfo = 17,      // version_hex, layout_source
