@@ -78,16 +78,18 @@ EventStream::EventStream(LoadedTrace& trace)
                   });
         streams_.push_back(std::make_unique<ThreadStream>(thread, std::move(blocks)));
     }
+    head_ts_.assign(streams_.size(), 0);
     for (size_t i = 0; i < streams_.size(); ++i)
-        if (streams_[i]->advance(trace.file, trace.warnings)) push(i);
+        if (advance(i)) push(i);
+}
+
+bool EventStream::advance(size_t stream) {
+    if (!streams_[stream]->advance(trace_.file, trace_.warnings)) return false;
+    head_ts_[stream] = streams_[stream]->record().ts;
+    return true;
 }
 
 EventStream::~EventStream() = default;
-
-bool EventStream::less(size_t a, size_t b) const {
-    uint64_t ta = streams_[a]->record().ts, tb = streams_[b]->record().ts;
-    return ta < tb || (ta == tb && a < b);
-}
 
 void EventStream::push(size_t stream) {
     heap_.push_back(stream);
@@ -105,7 +107,7 @@ void EventStream::settle() {
     if (delivered_ != kNoStream) {
         size_t s = delivered_;
         delivered_ = kNoStream;
-        if (streams_[s]->advance(trace_.file, trace_.warnings)) {
+        if (advance(s)) {
             // Still ahead of every other thread (always, with one thread): no heap traffic.
             if (heap_.empty() || less(s, heap_.front()))
                 ready_ = s;

@@ -38,7 +38,12 @@ public:
 
 private:
     class ThreadStream;
-    bool less(size_t a, size_t b) const; // stream a's head comes before stream b's
+    // Stream a's head comes before stream b's. The heads' times sit in one array (head_ts_) so the
+    // comparison the merge makes per event reads no record.
+    bool less(size_t a, size_t b) const {
+        return head_ts_[a] < head_ts_[b] || (head_ts_[a] == head_ts_[b] && a < b);
+    }
+    bool advance(size_t stream); // moves the stream to its next event and notes its time
     void push(size_t stream);
     size_t pop();
     void settle(); // advances the stream delivered last and finds the next head
@@ -48,9 +53,10 @@ private:
     LoadedTrace& trace_;
     size_t warnings_before_;
     std::vector<std::unique_ptr<ThreadStream>> streams_;
-    std::vector<size_t> heap_;     // streams with a head, min-heap by less()
-    size_t delivered_ = kNoStream; // its head was returned by next() and it is not advanced yet
-    size_t ready_ = kNoStream;     // known to hold the next head (not in heap_)
+    std::vector<uint64_t> head_ts_; // per stream, the time of its head
+    std::vector<size_t> heap_;      // streams with a head, min-heap by less()
+    size_t delivered_ = kNoStream;  // its head was returned by next() and it is not advanced yet
+    size_t ready_ = kNoStream;      // known to hold the next head (not in heap_)
     Event event_{};
 };
 

@@ -7,20 +7,7 @@ namespace {
 constexpr uint64_t kMaxListEntries = 1 << 16;
 } // namespace
 
-bool RecordCursor::varint(uint64_t& v) {
-    // Fast path: with ten bytes left no byte can run past the end, so only the length is checked.
-    if (end_ - pos_ >= 10) {
-        uint64_t b = *pos_++;
-        v = b & 0x7F;
-        if (!(b & 0x80)) return true;
-        for (int shift = 7; shift < 64; shift += 7) {
-            b = *pos_++;
-            v |= (b & 0x7F) << shift;
-            if (!(b & 0x80)) return true;
-        }
-        error_ = "varint too long";
-        return false;
-    }
+bool RecordCursor::varint_near_end(uint64_t& v) {
     v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (pos_ >= end_) {
@@ -31,6 +18,10 @@ bool RecordCursor::varint(uint64_t& v) {
         v |= static_cast<uint64_t>(b & 0x7F) << shift;
         if (!(b & 0x80)) return true;
     }
+    return varint_too_long();
+}
+
+bool RecordCursor::varint_too_long() {
     error_ = "varint too long";
     return false;
 }
@@ -52,24 +43,26 @@ bool RecordCursor::next(Record& r) {
     uint8_t tag = *pos_++;
     r.tag = static_cast<Tag>(tag);
     uint64_t v = 0;
-    auto dt = [&]() {
+    auto dt = [&]() __attribute__((always_inline)) {
         if (!varint(v)) return false;
         ts_ += v;
         r.ts = ts_;
         return true;
     };
-    auto u = [&](uint64_t& out) { return varint(out); };
-    auto s = [&](int64_t& out) {
+    auto u = [&](uint64_t & out) __attribute__((always_inline)) {
+        return varint(out);
+    };
+    auto s = [&](int64_t & out) __attribute__((always_inline)) {
         if (!varint(v)) return false;
         out = unzigzag(v);
         return true;
     };
-    auto api = [&]() {
+    auto api = [&]() __attribute__((always_inline)) {
         if (!varint(v)) return false;
         r.api = v < static_cast<uint64_t>(Api::Count) ? static_cast<Api>(v) : Api::Unknown;
         return true;
     };
-    auto kind = [&]() {
+    auto kind = [&]() __attribute__((always_inline)) {
         if (!varint(v)) return false;
         if (v > static_cast<uint64_t>(MemKind::PinnedHost)) {
             error_ = "bad memory kind";

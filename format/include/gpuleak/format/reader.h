@@ -67,7 +67,23 @@ public:
     const std::string& error() const { return error_; }
 
 private:
-    bool varint(uint64_t& v);
+    // Inline: a record is mostly varints, and this is most of the reader's time. With ten bytes
+    // left no byte can run past the end, so the loop checks only the varint's length.
+    [[gnu::always_inline]] bool varint(uint64_t& v) {
+        if (end_ - pos_ < 10) [[unlikely]]
+            return varint_near_end(v);
+        uint64_t b = *pos_++;
+        v = b & 0x7F;
+        for (int shift = 7; b & 0x80; shift += 7) {
+            if (shift > 63) [[unlikely]]
+                return varint_too_long();
+            b = *pos_++;
+            v |= (b & 0x7F) << shift;
+        }
+        return true;
+    }
+    [[gnu::cold]] bool varint_near_end(uint64_t& v);
+    [[gnu::cold]] bool varint_too_long();
     bool string(std::string& s, size_t max = 1 << 20);
     const uint8_t* pos_;
     const uint8_t* end_;
