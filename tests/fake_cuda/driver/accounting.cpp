@@ -3,17 +3,17 @@
 #include "config.hpp"
 
 #include <array>
-#include <mutex>
+#include <atomic>
 
 namespace fakecuda {
 namespace {
 
+// Atomics rather than one lock: allocating threads must not serialize here (see linear_memory.cpp).
 struct Ledger {
-    std::mutex mutex;
-    std::array<unsigned long long, kMaxDevices> device_used{};
-    std::array<unsigned long long, kMaxDevices> device_peak{};
-    unsigned long long host_pinned = 0;
-    unsigned long long managed = 0;
+    std::array<std::atomic<unsigned long long>, kMaxDevices> device_used{};
+    std::array<std::atomic<unsigned long long>, kMaxDevices> device_peak{};
+    std::atomic<unsigned long long> host_pinned{0};
+    std::atomic<unsigned long long> managed{0};
 };
 
 Ledger& ledger() {
@@ -30,70 +30,55 @@ bool in_range(int device) {
 bool charge_device(int device, std::size_t bytes) noexcept {
     if (!in_range(device)) return false;
     Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    unsigned long long& used = l.device_used[static_cast<std::size_t>(device)];
-    if (bytes > config().capacity - used) return false;
-    used += bytes;
-    unsigned long long& peak = l.device_peak[static_cast<std::size_t>(device)];
-    if (used > peak) peak = used;
+    auto& used = l.device_used[static_cast<std::size_t>(device)];
+    unsigned long long before = used.load();
+    do {
+        if (bytes > config().capacity - before) return false;
+    } while (!used.compare_exchange_weak(before, before + bytes));
+    auto& peak = l.device_peak[static_cast<std::size_t>(device)];
+    unsigned long long now = before + bytes, seen = peak.load();
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
     return true;
 }
 
 void credit_device(int device, std::size_t bytes) noexcept {
     if (!in_range(device)) return;
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    l.device_used[static_cast<std::size_t>(device)] -= bytes;
+    ledger().device_used[static_cast<std::size_t>(device)] -= bytes;
 }
 
 void charge_host_pinned(std::size_t bytes) noexcept {
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    l.host_pinned += bytes;
+    ledger().host_pinned += bytes;
 }
 
 void credit_host_pinned(std::size_t bytes) noexcept {
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    l.host_pinned -= bytes;
+    ledger().host_pinned -= bytes;
 }
 
 void charge_managed(std::size_t bytes) noexcept {
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    l.managed += bytes;
+    ledger().managed += bytes;
 }
 
 void credit_managed(std::size_t bytes) noexcept {
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    l.managed -= bytes;
+    ledger().managed -= bytes;
 }
 
 unsigned long long device_used(int device) noexcept {
     if (!in_range(device)) return 0;
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    return l.device_used[static_cast<std::size_t>(device)];
+    return ledger().device_used[static_cast<std::size_t>(device)].load();
 }
 
 unsigned long long device_peak(int device) noexcept {
     if (!in_range(device)) return 0;
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    return l.device_peak[static_cast<std::size_t>(device)];
+    return ledger().device_peak[static_cast<std::size_t>(device)].load();
 }
 
 unsigned long long host_pinned_used() noexcept {
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    return l.host_pinned;
+    return ledger().host_pinned.load();
 }
 
 unsigned long long managed_used() noexcept {
-    Ledger& l = ledger();
-    const std::lock_guard lock(l.mutex);
-    return l.managed;
+    return ledger().managed.load();
 }
 
 } // namespace fakecuda
