@@ -89,6 +89,36 @@ std::string ProcessInfo::env_value(const std::string& name) const {
     return {};
 }
 
+namespace {
+
+// A thread's blocks are numbered 0, 1, 2, ... as they are sealed; a hole means a block was never
+// written, so the counts of this report are short by its events. (A missing tail cannot be told
+// from a thread that recorded nothing more.)
+void warn_about_missing_blocks(LoadedTrace& t, const std::vector<size_t>& order) {
+    const auto& blocks = t.file.blocks();
+    uint64_t missing = 0, threads = 0;
+    for (size_t i = 0; i < order.size();) {
+        const uint32_t thread = blocks[order[i]].thread_index;
+        uint64_t expected = 0, thread_missing = 0;
+        for (; i < order.size() && blocks[order[i]].thread_index == thread; ++i) {
+            const uint64_t sequence = blocks[order[i]].sequence;
+            if (thread == format::kGlobalThreadIndex && sequence == format::kCappedSequence)
+                continue;
+            if (sequence > expected) thread_missing += sequence - expected;
+            if (sequence >= expected) expected = sequence + 1;
+        }
+        missing += thread_missing;
+        threads += thread_missing != 0;
+    }
+    if (missing)
+        t.warnings.push_back(std::to_string(missing) + " block(s) of " + std::to_string(threads) +
+                             " thread(s) are missing from the trace (never written: the process "
+                             "ended while they were being written, or the file was edited); their "
+                             "events are not in this report");
+}
+
+} // namespace
+
 bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
     t.path = path;
     if (!t.file.open(path)) {
@@ -107,6 +137,7 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
         return std::tie(blocks[a].thread_index, blocks[a].sequence) <
                std::tie(blocks[b].thread_index, blocks[b].sequence);
     });
+    warn_about_missing_blocks(t, order);
     std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> native_edges, py_edges;
     std::vector<uint8_t> payload;
     format::Record r;

@@ -357,6 +357,8 @@ void flush_all_at_exit() {
             ts->lock.unlock();
         }
     }
+    // A thread that sealed a chunk just before the writer stopped left it in the queue.
+    writer::drain();
     global_stream::write(kMaxFixedRecord, [](Encoder& e) {
         e.tag(Tag::TraceEnd);
         e.varint(0);

@@ -63,6 +63,8 @@ void load_config() {
     uint64_t max_bytes = env_number("GPULEAK_MAX_BYTES", 0);
     g_config.max_bytes = max_bytes && max_bytes < kMinMaxBytes ? kMinMaxBytes : max_bytes;
     g_config.signals = env_flag("GPULEAK_SIGNALS", true);
+    g_config.test_write_delay_ms =
+        static_cast<unsigned>(env_number("GPULEAK_TEST_WRITE_DELAY_MS", 0) % 10000);
 }
 
 void expand_output_path(const char* pattern, int pid, bool forked_child, char* out, size_t size) {

@@ -18,6 +18,9 @@ struct Config {
         0; // GPULEAK_MAX_BYTES: the trace never grows past this (0 = no limit, else >= 4 KiB)
     bool signals =
         true; // GPULEAK_SIGNALS=0: no handlers, a fatal signal loses up to one flush interval
+    // GPULEAK_TEST_WRITE_DELAY_MS (tests only): the writer thread holds each block it takes from
+    // the queue this long before writing it, as a thread descheduled on a loaded machine would.
+    unsigned test_write_delay_ms = 0;
 };
 
 const Config& config();

@@ -46,6 +46,11 @@ uint8_t* g_compressed = nullptr;
 size_t g_compressed_capacity = 0;
 
 std::atomic<bool> g_thread_running{false};
+// Set while the writer thread works through a cycle (it may hold a chunk taken from the queue);
+// stop_thread() waits for it to clear. Sequentially consistent with g_stop: the writer sets it
+// before it looks at g_stop, stop_thread sets g_stop before it looks at it, so either the writer
+// sees the stop or stop_thread sees the writer at work.
+std::atomic<bool> g_writer_active{false};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_wake{false};
 void (*g_collect_idle)() = nullptr;
@@ -60,8 +65,6 @@ constexpr uint64_t kCappedBlockBytes = sizeof(format::BlockHeader) + kCappedPayl
 // Room always kept below the size limit: the Capped block, then the TraceEnd block of a clean exit
 // (same size bound), so a capped trace still tells a clean exit from a crash.
 constexpr uint64_t kReservedBytes = 2 * kCappedBlockBytes;
-// The Capped block ends the process-wide stream whatever was written before it.
-constexpr uint64_t kCappedSequence = ~0ull;
 
 void fail(const char* what, int err) {
     if (!g_failed.exchange(true))
@@ -170,7 +173,7 @@ void cap_locked(uint64_t cap, bool from_rlimit) {
     format::BlockHeader& h = block.header;
     h.stored_size = h.raw_size = static_cast<uint32_t>(e.position() - block.payload);
     h.thread_index = format::kGlobalThreadIndex;
-    h.sequence = kCappedSequence;
+    h.sequence = format::kCappedSequence;
     h.first_ts = h.last_ts = trace_ns();
     format::seal_block_header(h, block.payload);
     if (written + sizeof h + h.stored_size <= cap)
@@ -239,8 +242,10 @@ void write_locked(Chunk* c) {
         write_block(&h, sizeof h, payload, stored);
 }
 
-void drain_queue() {
+void drain_queue(bool writer_thread) {
     for (;;) {
+        // Once the program exits, the exiting thread writes what is left, in queue order.
+        if (writer_thread && g_stop.load()) return;
         Chunk* c;
         {
             std::lock_guard lock(g_queue_mutex);
@@ -248,6 +253,11 @@ void drain_queue() {
             if (!c) return;
             g_queue_head = c->next;
             if (!g_queue_head) g_queue_tail = nullptr;
+        }
+        if (writer_thread && config().test_write_delay_ms) {
+            timespec delay{0, static_cast<long>(config().test_write_delay_ms % 1000) * 1000000};
+            delay.tv_sec = config().test_write_delay_ms / 1000;
+            nanosleep(&delay, nullptr);
         }
         {
             std::lock_guard lock(g_write_mutex);
@@ -262,21 +272,23 @@ void* writer_main(void*) {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
-    while (!g_stop.load()) {
+    for (;;) {
         unsigned ms = config().flush_ms;
         for (unsigned waited = 0; waited < ms && !g_wake.load() && !g_stop.load(); waited += 5) {
             timespec ts{0, 5 * 1000 * 1000};
             nanosleep(&ts, nullptr);
         }
         g_wake.store(false);
+        g_writer_active.store(true);
         if (g_stop.load()) break;
         uint64_t ticket = g_flush_requested.load();
-        drain_queue();
-        if (g_collect_idle) g_collect_idle();
-        drain_queue();
+        drain_queue(true);
+        if (g_collect_idle && !g_stop.load()) g_collect_idle();
+        drain_queue(true);
         g_flush_completed.store(ticket);
+        g_writer_active.store(false);
     }
-    g_thread_running.store(false);
+    g_writer_active.store(false);
     return nullptr;
 }
 
@@ -393,9 +405,27 @@ bool flush_from_signal(unsigned timeout_ms) {
 }
 
 void stop_thread() {
+    // The writer thread may hold a chunk it took from the queue and has not written yet (it may be
+    // descheduled right there): wait until it is done with it, or the process would exit without
+    // that block while later blocks of the same thread are in the file. It takes nothing more once
+    // it sees the stop. Bounded, so a write stuck on a dead file system cannot hang the exit.
     g_stop.store(true);
+    g_wake.store(true);
+    constexpr int kWaitMs = 2000;
+    for (int waited = 0; g_writer_active.load() && waited < kWaitMs; ++waited) {
+        timespec slice{0, 1000 * 1000};
+        nanosleep(&slice, nullptr);
+    }
+    if (g_writer_active.load())
+        log::warn("the trace writer thread did not finish a write within {} ms; the trace may "
+                  "lack a block",
+                  kWaitMs);
     g_thread_running.store(false);
-    drain_queue();
+    drain();
+}
+
+void drain() {
+    drain_queue(false);
 }
 
 bool failed() {
@@ -426,6 +456,7 @@ void after_fork_child() {
     if (g_fd >= 0) ::close(g_fd);
     g_fd = -1;
     g_thread_running.store(false);
+    g_writer_active.store(false);
     g_stop.store(false);
     g_failed.store(false);
     g_capped.store(false);

@@ -25,9 +25,12 @@ void wake();
 // chunks and every thread's buffered events) and waits for it at most `timeout_ms`. False when
 // there is no writer thread or it did not finish in time.
 bool flush_from_signal(unsigned timeout_ms);
-// Final flush at exit: stops the thread (without joining: it may be blocked in a write) and makes
-// every later write synchronous.
+// Final flush at exit: stops the thread once it is done with the block it may hold (without
+// joining: it may be blocked in a write; at most 2 s), then writes the queue here.
 void stop_thread();
+// Writes every queued chunk on the calling thread (after stop_thread: chunks that application
+// threads submitted meanwhile).
+void drain();
 
 // Tracing stopped: the file could not be written, or it reached its size limit (GPULEAK_MAX_BYTES
 // or RLIMIT_FSIZE) and ends with a Capped record.

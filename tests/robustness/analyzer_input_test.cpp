@@ -310,6 +310,33 @@ TEST_F(AnalyzerInput, InconsistentButWellFormedRecordsGiveAReport) {
     check_warns("inconsistent", t.bytes(), "trace capped at 123456 bytes");
 }
 
+// Holes in a thread's block numbers: blocks that were never written (a writer that lost one, a
+// file edited by hand). The report counts what is there and says how much is not.
+TEST_F(AnalyzerInput, MissingBlocksOfAThreadAreNamedInAWarning) {
+    TraceBuilder t;
+    t.block(0, 0, process_record());
+    for (uint64_t sequence : {0, 1, 3, 6})
+        t.block(1, sequence, alloc_record(1, 0x10000 + sequence * 0x1000, 4096));
+    t.block(2, 0, alloc_record(1, 0x90000, 8));
+    t.block(2, 1, alloc_record(1, 0x91000, 8));
+    t.block(0, format::kCappedSequence,
+            records([](Encoder& e) { e.tag(Tag::Capped), e.varint(0), e.varint(999999); }));
+    ReportRun r = check("holes", t.bytes(), 0);
+    Json j = Json::parse(r.out);
+    EXPECT_EQ(j["summary"]["allocations"], 6u);
+    std::string all = j["warnings"].dump();
+    EXPECT_NE(all.find("3 block(s) of 1 thread(s) are missing"), std::string::npos) << all;
+
+    // The same blocks without the holes: no such warning.
+    TraceBuilder whole;
+    whole.block(0, 0, process_record());
+    for (uint64_t sequence : {0, 1, 2})
+        whole.block(1, sequence, alloc_record(1, 0x10000 + sequence * 0x1000, 4096));
+    r = check("whole", whole.bytes(), 0);
+    EXPECT_EQ(r.out.find("are missing from the trace"), std::string::npos)
+        << Json::parse(r.out)["warnings"].dump();
+}
+
 // Ids far apart in one thread: a table indexed by id must not grow with the ids' values.
 TEST_F(AnalyzerInput, SparseIdsCannotMakeTheReaderAllocateWithoutBound) {
     TraceBuilder t = valid_prefix();

@@ -12,6 +12,9 @@ inline constexpr uint32_t kBlockMagic = 0x4b424c47;    // "GLBK" little-endian
 inline constexpr uint32_t kMaxBlockPayload = 1u << 20; // a reader rejects anything larger
 // Blocks of process-wide records (Process, Module, TraceEnd) use this thread index.
 inline constexpr uint32_t kGlobalThreadIndex = 0;
+// The sequence number of the block holding a Capped record (process-wide stream): it ends that
+// stream whatever was written before it.
+inline constexpr uint64_t kCappedSequence = ~0ull;
 
 // File header: magic[8], u32 version, u32 header_size (bytes, including these fields).
 struct FileHeader {
