@@ -34,12 +34,26 @@ inline constexpr size_t kMaxNameBytes = 1024;
 // code object. Runs outside every lock of this library, on the capturing thread.
 using CodeSink = void (*)(void* ctx, const CodeInfo&);
 
+// One thread's memo of the code objects its stacks held and their ids: a frame found there (same
+// fingerprint) needs neither the process-wide registry nor its lock. Zeroed memory is an empty
+// cache; never share one between threads.
+struct CodeCache {
+    struct Slot {
+        uint64_t key[6]; // the code object's fingerprint; key[0] (its address) 0: empty
+        uint64_t id;
+    };
+    static constexpr size_t kSlots = 64;
+    uint64_t generation; // a fork empties every cache (the child's trace reports codes anew)
+    Slot slots[kSlots];
+};
+
 // Fills `out` with the calling thread's Python frames and returns how many (at most kMaxFrames).
 // 0: no Python on this thread, Python not initialized or finalizing, unsupported version, or a
 // subinterpreter thread. Never takes the GIL and never calls into the interpreter beyond the
 // lock-free PyGILState_GetThisThreadState / Py_IsInitialized / Py_IsFinalizing, so it is safe on
-// any thread at any time; in a process without Python it is a cheap early-out.
-size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx);
+// any thread at any time; in a process without Python it is a cheap early-out. `cache` (the
+// calling thread's, or nullptr) spares the registry lock for code objects seen before.
+size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx, CodeCache* cache = nullptr);
 
 struct Info {
     uint32_t version_hex;      // PY_VERSION_HEX of the running interpreter

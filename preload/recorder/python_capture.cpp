@@ -55,17 +55,21 @@ void write_info() {
 uint64_t capture(ThreadState* ts) {
     if (!config().python) return 0;
     if (!ts->py_frames) {
-        // The frame buffer, then the previous stack's keys and nodes (outermost first).
-        void* mem = map_pages(kMaxPyFrames * (sizeof(python::PyFrame) + 2 * sizeof(uint64_t)));
+        // The frame buffer, the previous stack's keys and nodes (outermost first), the code-id
+        // cache.
+        size_t frames_bytes = kMaxPyFrames * (sizeof(python::PyFrame) + 2 * sizeof(uint64_t));
+        void* mem = map_pages(frames_bytes + sizeof(python::CodeCache));
         if (!mem) return 0;
         ts->py_prev_keys = reinterpret_cast<uint64_t*>(static_cast<char*>(mem) +
                                                        kMaxPyFrames * sizeof(python::PyFrame));
         ts->py_prev_nodes = ts->py_prev_keys + kMaxPyFrames;
+        ts->py_code_cache =
+            reinterpret_cast<python::CodeCache*>(static_cast<char*>(mem) + frames_bytes);
         ts->py_prev_depth = 0;
         ts->py_frames = mem;
     }
     auto* frames = static_cast<python::PyFrame*>(ts->py_frames);
-    size_t n = python::capture(frames, kMaxPyFrames, &write_code, ts);
+    size_t n = python::capture(frames, kMaxPyFrames, &write_code, ts, ts->py_code_cache);
     if (!n) return 0;
     write_info();
     // As for native stacks: the outer frames are usually those of the previous allocation, so only

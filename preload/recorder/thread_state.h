@@ -7,6 +7,10 @@
 #include "session/chunk.h"
 #include "support/spin_lock.h"
 
+namespace gpuleak::python {
+struct CodeCache;
+}
+
 namespace gpuleak {
 
 struct ThreadState {
@@ -34,7 +38,8 @@ struct ThreadState {
     uint64_t* py_prev_keys = nullptr;
     uint64_t* py_prev_nodes = nullptr;
     unsigned py_prev_depth = 0;
-    unsigned capacity = 0; // frames per buffer
+    python::CodeCache* py_code_cache = nullptr; // in the same mapping
+    unsigned capacity = 0;                      // frames per buffer
 
     ThreadState* next_registered = nullptr;
 };

@@ -159,7 +159,10 @@ extern "C" {
 // first. Returns the JSON length, or -1 if `n` is too small.
 __attribute__((visibility("default"))) int pywalk_capture_json(char* buf, size_t n) {
     static thread_local py::PyFrame frames[py::kMaxFrames];
-    size_t count = py::capture(frames, py::kMaxFrames, &on_code, nullptr);
+    // A per-thread code cache, as the preload keeps one: the scenarios (address_reuse above all)
+    // then check its hits as well as the registry.
+    static thread_local py::CodeCache cache{};
+    size_t count = py::capture(frames, py::kMaxFrames, &on_code, nullptr, &cache);
     check_native(frames, count);
     return emit(frames_json(frames, count), buf, n);
 }
@@ -197,10 +200,11 @@ __attribute__((visibility("default"))) int pywalk_warnings(char* buf, size_t n) 
 // code object already known); *frames receives the frame count.
 __attribute__((visibility("default"))) double pywalk_bench_ns(int iterations, int* frames) {
     static thread_local py::PyFrame out[py::kMaxFrames];
-    *frames = static_cast<int>(py::capture(out, py::kMaxFrames, &no_code, nullptr));
+    static thread_local py::CodeCache cache{};
+    *frames = static_cast<int>(py::capture(out, py::kMaxFrames, &no_code, nullptr, &cache));
     double start = now_ns();
     for (int i = 0; i < iterations; ++i)
-        py::capture(out, py::kMaxFrames, &no_code, nullptr);
+        py::capture(out, py::kMaxFrames, &no_code, nullptr, &cache);
     return (now_ns() - start) / iterations;
 }
 

@@ -1,5 +1,7 @@
 // capture(): the hook-time entry point tying detection, the walk and the code registry together.
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 
 #include "code_registry.h"
 #include "fingerprint.h"
@@ -15,6 +17,23 @@ namespace {
 
 constinit SpinLock g_lock;
 constinit CodeRegistry g_registry;
+// Bumped by reset_after_fork(): every thread's CodeCache of an older generation is stale.
+constinit std::atomic<uint64_t> g_generation{1};
+
+void pack(const CodeKey& key, uint64_t (&out)[6]) {
+    out[0] = key.code;
+    out[1] = key.filename;
+    out[2] = key.qualname;
+    out[3] = key.linetable;
+    out[4] = static_cast<uint32_t>(key.firstlineno);
+    out[5] = key.content;
+}
+
+CodeCache::Slot& cache_slot(CodeCache& cache, uintptr_t code) {
+    // Objects are 16-byte aligned; Fibonacci hashing spreads the remaining bits.
+    return cache.slots[((code >> 4) * 0x9e3779b97f4a7c15ull) >> 58];
+}
+static_assert(CodeCache::kSlots == 64, "cache_slot() takes the top 6 bits of the hash");
 
 // New code objects are collected under the lock and reported after releasing it, because the
 // sink writes to the trace and may block.
@@ -41,25 +60,50 @@ void report(const Runtime& rt, const Fresh& fresh, CodeSink sink, void* ctx) {
 }
 
 // Swaps each frame's code address for its registry id. The code objects stay alive meanwhile:
-// the frames on this thread's stack reference them.
-bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, void* ctx) {
+// the frames on this thread's stack reference them. Frames whose fingerprint the thread's cache
+// holds are resolved there, without the lock.
+bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, void* ctx,
+                CodeCache* cache) {
+    if (cache) {
+        uint64_t generation = g_generation.load(std::memory_order_relaxed);
+        if (cache->generation != generation) {
+            std::memset(cache->slots, 0, sizeof cache->slots);
+            cache->generation = generation;
+        }
+    }
     Fresh fresh[kBatch];
     bool ok = true;
     for (size_t i = 0; ok && i < n;) {
         size_t count = 0;
-        g_lock.lock();
+        bool locked = false;
         for (; i < n && count < kBatch; ++i) {
             auto code = static_cast<uintptr_t>(frames[i].code_id);
+            CodeKey key = fingerprint(rt.layout, code);
+            uint64_t packed[6];
+            pack(key, packed);
+            CodeCache::Slot* slot = cache ? &cache_slot(*cache, code) : nullptr;
+            if (slot && std::memcmp(slot->key, packed, sizeof packed) == 0) {
+                frames[i].code_id = slot->id;
+                continue;
+            }
+            if (!locked) {
+                g_lock.lock();
+                locked = true;
+            }
             bool is_new = false;
-            uint64_t id = g_registry.resolve(fingerprint(rt.layout, code), is_new);
+            uint64_t id = g_registry.resolve(key, is_new);
             if (!id) {
                 ok = false;
                 break;
             }
             frames[i].code_id = id;
+            if (slot) {
+                std::memcpy(slot->key, packed, sizeof packed);
+                slot->id = id;
+            }
             if (is_new) fresh[count++] = Fresh{code, id};
         }
-        g_lock.unlock();
+        if (locked) g_lock.unlock();
         if (sink) {
             for (size_t k = 0; k < count; ++k)
                 report(rt, fresh[k], sink, ctx);
@@ -75,7 +119,7 @@ bool in_main_interpreter(const Layout& l, uintptr_t tstate) {
 
 } // namespace
 
-size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx) {
+size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx, CodeCache* cache) {
     const Runtime* rt = runtime();
     if (!rt || !out || max == 0) return 0;
     // Finalization clears the "initialized" flag right after setting "finalizing": test the
@@ -99,7 +143,7 @@ size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx) {
         return 0;
     }
     size_t n = walk_frames(rt->layout, rt->code_type, tstate, out, std::min(max, kMaxFrames));
-    if (n && !assign_ids(*rt, out, n, sink, ctx)) {
+    if (n && !assign_ids(*rt, out, n, sink, ctx, cache)) {
         warn_once(Warning::OutOfMemory, "out of memory for the Python code registry");
         return 0;
     }
@@ -109,6 +153,7 @@ size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx) {
 void reset_after_fork() {
     g_lock.reset();
     g_registry.clear();
+    g_generation.fetch_add(1, std::memory_order_relaxed);
     reset_detection_after_fork();
 }
 
