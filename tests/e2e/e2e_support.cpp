@@ -42,6 +42,22 @@ std::string Paths::source() {
     return GPULEAK_TEST_SOURCE_DIR;
 }
 
+void exec_child(const std::vector<std::string>& argv, const RunOptions& options,
+                const std::string& dir) {
+    if (options.preload) {
+        setenv("LD_PRELOAD", Paths::preload().c_str(), 1);
+        setenv("GPULEAK_OUTPUT", (dir + "/" + options.output_pattern).c_str(), 1);
+    }
+    for (const auto& [k, v] : options.env)
+        setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+}
+
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
     RunResult result;
     std::string templ = (fs::temp_directory_path() / "gpuleak-e2e-XXXXXX").string();
@@ -54,18 +70,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
         dup2(fd, 1);
         dup2(fd, 2);
         close(fd);
-        if (options.preload) {
-            setenv("LD_PRELOAD", Paths::preload().c_str(), 1);
-            setenv("GPULEAK_OUTPUT", (result.dir + "/" + options.output_pattern).c_str(), 1);
-        }
-        for (const auto& [k, v] : options.env)
-            setenv(k.c_str(), v.c_str(), 1);
-        std::vector<char*> args;
-        for (const auto& a : argv)
-            args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execvp(args[0], args.data());
-        _exit(127);
+        exec_child(argv, options, result.dir);
     }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.timeout_s);
     int status = 0;

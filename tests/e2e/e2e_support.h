@@ -37,6 +37,11 @@ struct RunOptions {
 // Runs argv in a fresh temporary directory (its working directory).
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
 
+// In a forked child whose working directory and output are set: the preload and trace path of
+// `options` (traces go to `dir`), its extra environment, then exec of argv (exit 127 on failure).
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const RunOptions& options,
+                             const std::string& dir);
+
 // gpuleak-report --format json on one trace (extra args appended). Fails the test on a non-zero
 // exit.
 Json report(const std::string& trace, const std::vector<std::string>& extra = {});

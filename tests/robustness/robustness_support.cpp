@@ -59,18 +59,7 @@ LiveProcess::LiveProcess(const std::vector<std::string>& argv, const e2e::RunOpt
         dup2(pipefd[1], 1);
         int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, 2);
-        if (options.preload) {
-            setenv("LD_PRELOAD", e2e::Paths::preload().c_str(), 1);
-            setenv("GPULEAK_OUTPUT", (dir_ + "/" + options.output_pattern).c_str(), 1);
-        }
-        for (const auto& [k, v] : options.env)
-            setenv(k.c_str(), v.c_str(), 1);
-        std::vector<char*> args;
-        for (const auto& a : argv)
-            args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execvp(args[0], args.data());
-        _exit(127);
+        e2e::exec_child(argv, options, dir_);
     }
     close(pipefd[1]);
     out_ = pipefd[0];
