@@ -31,6 +31,18 @@ size_t warnings_containing(const std::string& output, const std::string& text) {
     return n;
 }
 
+// Tracing stopped part-way: the program still exited 0, gpuleak said one thing (`warning`) and
+// left one trace no larger than `max_bytes`, whose JSON report goes to `report`.
+void expect_stopped_part_way(const e2e::RunResult& r, const std::string& warning,
+                             uint64_t max_bytes, Json& report) {
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(preload_messages(r.output).size(), 1u) << r.output;
+    EXPECT_EQ(warnings_containing(r.output, warning), 1u) << r.output;
+    ASSERT_EQ(r.traces.size(), 1u) << r.output;
+    EXPECT_LE(fs::file_size(r.traces[0]), max_bytes);
+    report = e2e::report(r.traces[0]);
+}
+
 std::string unwritable_case_name(size_t index) {
     static const char* const kNames[] = {"no_such_directory", "procfs", "not_a_directory"};
     return kNames[index];
@@ -102,13 +114,10 @@ TEST(Output, FullDiskStopsTracingAndKeepsACleanPrefix) {
     options.env["GPULEAK_OUTPUT"] = "full/t.%p.bin";
     options.env["GPULEAK_COMPRESS"] = "0";
     e2e::RunResult r = e2e::run(argv, options);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(preload_messages(r.output).size(), 1u) << r.output;
-    EXPECT_EQ(warnings_containing(r.output, "No space left on device"), 1u) << r.output;
-    ASSERT_EQ(r.traces.size(), 1u) << r.output;
-    EXPECT_LE(fs::file_size(r.traces[0]), 128u * 1024);
+    Json rep;
+    ASSERT_NO_FATAL_FAILURE(
+        expect_stopped_part_way(r, "No space left on device", 128u * 1024, rep));
     // Cut back to the last whole block: readable, and not reported as damaged.
-    Json rep = e2e::report(r.traces[0]);
     EXPECT_GT(rep["summary"]["allocations"], 0u);
     EXPECT_LT(rep["summary"]["allocations"], 8u * 20000 + 8);
     for (const auto& w : rep["warnings"])
@@ -123,12 +132,8 @@ TEST(Output, FileSizeLimitCapsTheTraceAndNeverKillsTheProgram) {
     std::vector<std::string> argv = {"prlimit", "--fsize=65536", "--"};
     argv.insert(argv.end(), kBusyProgram.begin(), kBusyProgram.end());
     e2e::RunResult r = e2e::run(argv, {});
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(preload_messages(r.output).size(), 1u) << r.output;
-    EXPECT_EQ(warnings_containing(r.output, "file size limit"), 1u) << r.output;
-    ASSERT_EQ(r.traces.size(), 1u) << r.output;
-    EXPECT_LE(fs::file_size(r.traces[0]), 65536u);
-    Json rep = e2e::report(r.traces[0]);
+    Json rep;
+    ASSERT_NO_FATAL_FAILURE(expect_stopped_part_way(r, "file size limit", 65536u, rep));
     ASSERT_FALSE(rep["warnings"].empty());
     EXPECT_NE(rep["warnings"][0].get<std::string>().find("trace capped at"), std::string::npos)
         << rep["warnings"];
@@ -138,12 +143,8 @@ TEST(Output, MaxBytesCapsTheTraceAndMarksIt) {
     e2e::RunOptions options;
     options.env["GPULEAK_MAX_BYTES"] = "64K";
     e2e::RunResult r = e2e::run(kBusyProgram, options);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(preload_messages(r.output).size(), 1u) << r.output;
-    EXPECT_EQ(warnings_containing(r.output, "GPULEAK_MAX_BYTES=65536"), 1u) << r.output;
-    ASSERT_EQ(r.traces.size(), 1u) << r.output;
-    EXPECT_LE(fs::file_size(r.traces[0]), 65536u);
-    Json rep = e2e::report(r.traces[0]);
+    Json rep;
+    ASSERT_NO_FATAL_FAILURE(expect_stopped_part_way(r, "GPULEAK_MAX_BYTES=65536", 65536u, rep));
     EXPECT_GT(rep["summary"]["allocations"], 0u);
     EXPECT_LT(rep["summary"]["allocations"], 8u * 20000 + 8);
     // Capped, but the process still exited cleanly: exactly one warning, the cap.
