@@ -129,7 +129,7 @@ const Event* EventStream::next() {
 
 uint64_t EventStream::peek_ts() {
     settle();
-    return ready_ == kNoStream ? ~uint64_t{0} : streams_[ready_]->record().ts;
+    return ready_ == kNoStream ? ~uint64_t{0} : head_ts_[ready_];
 }
 
 } // namespace gpuleak::analyzer

@@ -30,8 +30,7 @@ void pack(const CodeKey& key, uint64_t (&out)[6]) {
 }
 
 CodeCache::Slot& cache_slot(CodeCache& cache, uintptr_t code) {
-    // Objects are 16-byte aligned; Fibonacci hashing spreads the remaining bits.
-    return cache.slots[((code >> 4) * 0x9e3779b97f4a7c15ull) >> 58];
+    return cache.slots[code_address_hash(code) >> 58];
 }
 static_assert(CodeCache::kSlots == 64, "cache_slot() takes the top 6 bits of the hash");
 

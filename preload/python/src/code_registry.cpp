@@ -7,11 +7,6 @@ namespace {
 
 constexpr size_t kInitialCapacity = 1024;
 
-size_t hash(uintptr_t code) {
-    // Objects are 16-byte aligned; Fibonacci hashing spreads the remaining bits.
-    return static_cast<size_t>((code >> 4) * 0x9e3779b97f4a7c15ull);
-}
-
 void* map_zeroed(size_t bytes) {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? nullptr : p;
@@ -21,7 +16,7 @@ void* map_zeroed(size_t bytes) {
 
 CodeRegistry::Slot* CodeRegistry::find(Slot* slots, size_t capacity, uintptr_t code) const {
     size_t mask = capacity - 1;
-    for (size_t i = hash(code) & mask;; i = (i + 1) & mask) {
+    for (size_t i = code_address_hash(code) & mask;; i = (i + 1) & mask) {
         if (slots[i].key.code == code || slots[i].key.code == 0) return &slots[i];
     }
 }

@@ -20,6 +20,12 @@ struct CodeKey {
     bool operator==(const CodeKey&) const = default;
 };
 
+// Where a code object's address lands in a hash table (the registry's, a thread's CodeCache):
+// objects are 16-byte aligned; Fibonacci hashing spreads the remaining bits into the high ones.
+inline uint64_t code_address_hash(uintptr_t code) {
+    return (code >> 4) * 0x9e3779b97f4a7c15ull;
+}
+
 // Open addressing over mmap'ed memory, so the hook path never calls malloc. Not thread-safe:
 // the caller serializes access.
 class CodeRegistry {
