@@ -511,7 +511,8 @@ def bench():
 
 
 def main():
-    results = [run_scenario(fn) for fn in SCENARIOS]
+    only = sys.argv[sys.argv.index("--scenario") + 1] if "--scenario" in sys.argv else None
+    results = [run_scenario(fn) for fn in SCENARIOS if only in (None, fn.__name__)]
     info = json.loads(text(LIB.pywalk_info_json))
     for r in results:
         print(json.dumps(r, ensure_ascii=False))

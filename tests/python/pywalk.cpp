@@ -6,7 +6,10 @@
 #include <execinfo.h>
 #include <time.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -29,8 +32,16 @@ struct Code {
 };
 
 std::mutex g_mutex;
+std::condition_variable g_code_arrived;
 std::unordered_map<uint64_t, Code> g_codes;
 std::string g_warnings;
+
+// PYWALK_SINK_DELAY_MS: the sink sleeps before storing a new code object, widening the window in
+// which another thread already holds its id (the race the threads scenario must survive).
+const int g_sink_delay_ms = [] {
+    const char* v = std::getenv("PYWALK_SINK_DELAY_MS");
+    return v ? std::atoi(v) : 0;
+}();
 
 // What the last capture on this thread looked like next to its native stack.
 thread_local int t_native_evals = -1;
@@ -46,8 +57,12 @@ void on_warning(const char* message) {
 void on_code(void*, const py::CodeInfo& info) {
     Code code{std::string(info.filename), std::string(info.qualname), info.firstlineno,
               std::vector<uint8_t>(info.linetable.begin(), info.linetable.end())};
-    std::lock_guard lock(g_mutex);
-    g_codes[info.code_id] = std::move(code);
+    if (g_sink_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(g_sink_delay_ms));
+    {
+        std::lock_guard lock(g_mutex);
+        g_codes[info.code_id] = std::move(code);
+    }
+    g_code_arrived.notify_all();
 }
 
 void no_code(void*, const py::CodeInfo&) {}
@@ -119,7 +134,16 @@ void check_native(const py::PyFrame* frames, size_t count) {
 std::string frames_json(const py::PyFrame* frames, size_t count) {
     const py::Info* info = py::info();
     std::string json = "[";
-    std::lock_guard lock(g_mutex);
+    std::unique_lock lock(g_mutex);
+    // capture() publishes a new code object's id in its registry before the thread that found it
+    // has run the sink (the sink runs outside the registry's lock), so another thread can return
+    // the id first. The trace reader sees every definition before any event; wait for them the
+    // same way, bounded, so a definition that never comes still fails the comparison.
+    g_code_arrived.wait_for(lock, std::chrono::seconds(10), [&] {
+        for (size_t i = 0; i < count; ++i)
+            if (!g_codes.count(frames[i].code_id)) return false;
+        return true;
+    });
     for (size_t i = 0; i < count; ++i) {
         auto it = g_codes.find(frames[i].code_id);
         if (i) json += ',';

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs frames_scenarios.py under every CPython it can find and prints one row per interpreter.
 
-usage: run_frames.py --lib LIBPYWALK [--only VERSION] [--bench] [--pyenv-root DIR]
+usage: run_frames.py --lib LIBPYWALK [--only VERSION] [--scenario NAME] [--bench] [--pyenv-root DIR]
 
 VERSION is a minor version ("3.12") or "system" (/usr/bin/python3). Exit status: 0 all passed,
 1 a mismatch, 77 (ctest's skip code) when --only names an interpreter that is not installed.
@@ -17,8 +17,9 @@ import pythons
 SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "frames_scenarios.py")
 
 
-def run_one(label, exe, lib, bench):
+def run_one(label, exe, lib, bench, scenario):
     cmd = [exe, SCENARIOS, lib] + (["--bench"] if bench else [])
+    cmd += ["--scenario", scenario] if scenario else []
     env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=300, env=env)
@@ -61,6 +62,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lib", required=True)
     parser.add_argument("--only")
+    parser.add_argument("--scenario", help="run only this scenario")
     parser.add_argument("--bench", action="store_true")
     parser.add_argument("--pyenv-root", default=pythons.default_pyenv_root())
     args = parser.parse_args()
@@ -73,7 +75,7 @@ def main():
             skipped.append(minor)
             continue
         for label, exe in found:
-            result = run_one(label, exe, args.lib, args.bench)
+            result = run_one(label, exe, args.lib, args.bench, args.scenario)
             if label == "system" and "summary" in result:
                 result["label"] = "system-" + result["summary"]["python"]
             results.append(result)
