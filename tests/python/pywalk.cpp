@@ -57,7 +57,8 @@ void on_warning(const char* message) {
 void on_code(void*, const py::CodeInfo& info) {
     Code code{std::string(info.filename), std::string(info.qualname), info.firstlineno,
               std::vector<uint8_t>(info.linetable.begin(), info.linetable.end())};
-    if (g_sink_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(g_sink_delay_ms));
+    if (g_sink_delay_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(g_sink_delay_ms));
     {
         std::lock_guard lock(g_mutex);
         g_codes[info.code_id] = std::move(code);
