@@ -7,10 +7,8 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/analyze.h"
 #include "analysis/hints.h"
-#include "analysis/iterations.h"
-#include "analysis/replay.h"
-#include "analysis/verdicts.h"
 #include "gates/gates.h"
 #include "render/renderers.h"
 #include "trace/loaded_trace.h"
@@ -28,38 +26,6 @@ constexpr const char* kDescription =
     "on stderr\n"
     "  2  a trace could not be read, or bad arguments (the message names the file)\n";
 
-// Everything one trace needs while its report is alive (sites point into the symbolizer's data).
-struct Analysis {
-    LoadedTrace trace;
-    std::unique_ptr<Symbolizer> symbolizer;
-    std::unique_ptr<SiteTable> sites;
-    Report report;
-};
-
-bool analyze(const std::string& path, StackMode mode, const IterationOptions& iteration_options,
-             Analysis& a) {
-    std::string error;
-    if (!load_trace(path, a.trace, error)) {
-        std::cerr << "gpuleak-report: " << path << ": " << error << "\n";
-        return false;
-    }
-    a.symbolizer = std::make_unique<Symbolizer>();
-    for (const auto& m : a.trace.modules)
-        a.symbolizer->add_module(m);
-    a.sites = std::make_unique<SiteTable>(a.trace, *a.symbolizer, mode);
-    Iterations iterations = find_iterations(a.trace, *a.sites, iteration_options);
-    a.report = replay(a.trace, *a.sites, iterations);
-    decide_verdicts(a.report, iterations);
-    add_hints(a.report, a.trace, iterations);
-    for (const auto& w : a.symbolizer->warnings()) {
-        // System libraries rarely ship debug info, and their frames are not where users fix leaks.
-        bool system = w.find("no debug info for /lib/") != std::string::npos ||
-                      w.find("no debug info for /usr/lib/") != std::string::npos;
-        if (!system) a.report.warnings.push_back(w);
-    }
-    return true;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -70,7 +36,8 @@ int main(int argc, char** argv) {
     std::string format = "text", stacks = "merged", output, fail_on, max_growth, max_peak,
                 max_live_end;
     RenderOptions options;
-    IterationOptions iteration_options;
+    AnalyzeOptions analyze_options;
+    LoopOptions& loop_options = analyze_options.loops;
     app.add_option("traces", traces,
                    "trace files written by libgpuleak.so (several: one job's processes)")
         ->required()
@@ -78,13 +45,17 @@ int main(int argc, char** argv) {
     app.add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
     app.add_option("--stacks", stacks, "merged (Python and native), python or native")
         ->check(CLI::IsMember({"merged", "python", "native"}));
-    app.add_option(
-        "--iteration-site", iteration_options.site_location,
-        "FILE:LINE whose every allocation starts an iteration (default: markers, else inferred)");
-    app.add_option("--warmup", iteration_options.warmup,
-                   "iterations to ignore at the start (autotuning, lazy init)");
-    app.add_option("--fail-on", fail_on, "exit 1 if any site has this verdict")
-        ->check(CLI::IsMember({"leak"}));
+    app.add_option("--iteration-site", loop_options.site_locations,
+                   "FILE:LINE whose every allocation starts an iteration of a loop (repeatable; "
+                   "default: markers, else loops found in the stacks)");
+    app.add_option("--warmup", loop_options.warmup,
+                   "iterations of each loop to ignore at its start (autotuning, lazy init)");
+    app.add_option("--fail-on", fail_on,
+                   "exit 1 if any site has this verdict: leak, accumulation or growth; "
+                   "comma-separated for several")
+        ->check([](const std::string& v) {
+            return parse_fail_on(v) ? std::string() : "expected leak, accumulation or growth";
+        });
     app.add_option("--max-growth", max_growth,
                    "exit 1 if a site grows faster than SIZE/iter (e.g. 1MiB/iter)");
     app.add_option("--max-peak", max_peak, "exit 1 if the device peak exceeds SIZE (e.g. 20GiB)");
@@ -98,7 +69,7 @@ int main(int argc, char** argv) {
         return app.exit(e) == 0 ? 0 : 2;
     }
     Gates gates;
-    gates.fail_on_leak = fail_on == "leak";
+    if (!fail_on.empty()) gates.fail_on = *parse_fail_on(fail_on);
     for (auto [text, target, flag] :
          {std::tuple{&max_growth, &gates.max_growth_per_iteration, "--max-growth"},
           std::tuple{&max_peak, &gates.max_peak, "--max-peak"},
@@ -111,18 +82,21 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    StackMode mode = stacks == "python"   ? StackMode::Python
-                     : stacks == "native" ? StackMode::Native
-                                          : StackMode::Merged;
+    analyze_options.stacks = stacks == "python"   ? StackMode::Python
+                             : stacks == "native" ? StackMode::Native
+                                                  : StackMode::Merged;
 
     std::vector<std::unique_ptr<Analysis>> analyses;
     int status = 0;
     for (const auto& path : traces) {
         auto a = std::make_unique<Analysis>();
-        if (analyze(path, mode, iteration_options, *a))
+        std::string error;
+        if (analyze(path, analyze_options, *a, error)) {
             analyses.push_back(std::move(a));
-        else
+        } else {
+            std::cerr << "gpuleak-report: " << path << ": " << error << "\n";
             status = 2;
+        }
     }
     std::vector<Report> reports;
     for (auto& a : analyses)

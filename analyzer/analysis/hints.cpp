@@ -4,7 +4,7 @@
 #include <cctype>
 #include <cstdio>
 
-#include "render/format_util.h"
+#include "common/format_util.h"
 
 namespace gpuleak::analyzer {
 namespace {
@@ -59,17 +59,20 @@ std::string rank_of(const LoadedTrace& trace) {
     return rank.empty() ? trace.process.env_value("RANK") : rank;
 }
 
+// A loop of the same thread whose iterations run inside `outer`'s, more of them.
+bool runs_inner_loop(const Loops& loops, const Loop& outer) {
+    for (const Loop& l : loops.loops)
+        if (l.id != outer.id && l.thread == outer.thread && !l.starts.empty() &&
+            l.starts.front() >= outer.starts.front() && l.starts.back() <= outer.end_ts &&
+            l.iterations() > outer.iterations())
+            return true;
+    return false;
+}
+
 } // namespace
 
-void add_hints(Report& report, const LoadedTrace& trace, const Iterations& iterations) {
+void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
     const SiteTable& table = *report.site_table;
-    uint32_t n_iter = std::max<uint32_t>(1, iterations.count());
-
-    // Sites that leak in lockstep, allocating less than every other iteration: rebuilt per outer
-    // loop.
-    std::vector<const SiteStats*> sparse_leaks;
-    for (const SiteStats& s : report.sites)
-        if (s.verdict == Verdict::Leak && s.allocations * 2 <= n_iter) sparse_leaks.push_back(&s);
 
     // Segments of PyTorch's caching allocator: the usual size, to spot one grown for a rare
     // request.
@@ -90,17 +93,17 @@ void add_hints(Report& report, const LoadedTrace& trace, const Iterations& itera
                 "allocated in a forward pass and kept across iterations: something holds each "
                 "iteration's output or loss (losses.append(output) or loss_sum += loss keep the "
                 "whole autograd graph alive); keep loss.item() or output.detach() instead");
-        if (s.verdict == Verdict::Leak && s.allocations * 2 <= n_iter) {
+        if (s.verdict == Verdict::Leak && s.loop >= 0 &&
+            runs_inner_loop(loops, loops.loops[s.loop])) {
             size_t together = 0;
-            for (const SiteStats* o : sparse_leaks)
-                if (o->first_iteration == s.first_iteration && o->allocations == s.allocations)
-                    ++together;
+            for (const SiteStats& o : report.sites)
+                together += o.verdict == Verdict::Leak && o.loop == s.loop &&
+                            o.allocations == s.allocations;
             if (together >= 2)
                 s.hints.push_back(
-                    "the same construction code allocates again every " +
-                    std::to_string(n_iter / std::max<uint64_t>(1, s.allocations)) +
-                    " iterations and nothing from it is freed: a model or optimizer rebuilt per "
-                    "outer loop (e.g. per cross-validation fold) stays alive; del it, then "
+                    "the same construction code allocates again in every iteration of an outer "
+                    "loop and nothing from it is freed: a model or optimizer rebuilt per outer "
+                    "loop (e.g. per cross-validation fold) stays alive; del it, then "
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
         std::string rank = rank_of(trace);
@@ -111,7 +114,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Iterations& itera
                 "process's own device to torch.load");
         if (caching_allocator(site) && s.live_bytes_end[0] && typical_segment &&
             s.largest >= 4 * typical_segment &&
-            s.first_iteration > static_cast<int64_t>(iterations.warmup) + 1)
+            s.first_iteration > static_cast<int64_t>(loops.warmup) + 1)
             s.hints.push_back(
                 "PyTorch's caching allocator grew a segment for a rare large request and keeps it "
                 "after the tensors are freed; try "

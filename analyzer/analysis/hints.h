@@ -1,8 +1,8 @@
 // Likely causes, each from evidence in the trace and worded as a likelihood, never a certainty:
 //   - a forward-pass site whose memory accumulates across iterations: the output or loss is kept
 //     (losses.append(output), loss_sum += loss keep the autograd graph);
-//   - several sites allocating together every few iterations and never freed: a model rebuilt per
-//     outer loop (cross-validation fold) and not released;
+//   - several sites leaking together once per iteration of an outer loop that runs an inner one:
+//     a model rebuilt per outer loop (cross-validation fold) and not released;
 //   - allocations under torch.load on device 0 in a process whose rank is not 0 (or in several
 //     processes): a missing map_location;
 //   - evaluation sites holding about as much as training sites: evaluation without no_grad;
@@ -13,13 +13,13 @@
 
 #include <vector>
 
-#include "analysis/iterations.h"
+#include "analysis/loops.h"
 #include "analysis/report.h"
 #include "trace/loaded_trace.h"
 
 namespace gpuleak::analyzer {
 
-void add_hints(Report& report, const LoadedTrace& trace, const Iterations& iterations);
+void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops);
 // Across processes of one job (torch.load on device 0 in several ranks).
 void add_multi_process_hints(std::vector<Report>& reports);
 

@@ -1,23 +1,88 @@
-// Replays a trace's events in time order and builds the report: allocations paired with their
-// frees, live memory per site, the device peak, what was live at each failed allocation, the
-// largest requests.
-//
-// The peak breakdown is computed in the same single pass without snapshotting every site at every
-// new maximum: each site remembers the epoch of the last global peak it has seen. When a site is
-// about to change and a newer peak happened since it last changed, its current value (unchanged
-// since that peak) is its value at the peak. At the end, a site that did not change since the last
-// peak still holds its value at the peak.
+// Replays a trace's events in time order and pairs each allocation with its free: by address space
+// (device address, host pointer) and, for VMM, by handle with its reference and mapping counts
+// (memory is released when the last reference and the last mapping are gone). What the program
+// held and when is handed to aggregators (analysis/aggregate/), each computing one part of the
+// report; adding a report never touches the pairing.
 #pragma once
 
-#include "analysis/iterations.h"
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/address_map.h"
 #include "analysis/report.h"
+#include "gpuleak/format/records.h"
+#include "model/site_table.h"
 #include "trace/loaded_trace.h"
 
 namespace gpuleak::analyzer {
 
-// Also samples each site's live memory at the end of every iteration, counts the allocations that
-// outlived the iteration that made them, and completes `iterations` whose boundaries are still to
-// be collected (see iterations.h).
-Report replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations);
+struct Allocation {
+    uint64_t ts = 0;
+    uint64_t size = 0;
+    uint32_t site = 0;
+    uint32_t thread = 0;
+    format::MemKind kind = format::MemKind::Device;
+    format::Api api = format::Api::Unknown;
+    int32_t device = -1;
+    // Set by the aggregator of loop lifetimes: its (site, loop) slot and birth iteration.
+    uint32_t slot = ~0u;
+    uint32_t iteration = 0;
+};
+
+struct FailedAllocation {
+    uint64_t ts = 0;
+    uint32_t site = 0;
+    uint32_t thread = 0;
+    const format::Record* record = nullptr; // valid during the call
+};
+
+class Aggregator {
+public:
+    virtual ~Aggregator() = default;
+    virtual void on_time(uint64_t /*ts*/) {} // before every event, with its time
+    virtual void on_alloc(Allocation& /*a*/) {}
+    // `freed`: false when the block vanished without a free we saw (its address came back from
+    // a new allocation).
+    virtual void on_free(const Allocation& /*a*/, uint64_t /*ts*/, bool /*freed*/) {}
+    virtual void on_failed(const FailedAllocation& /*f*/) {}
+    virtual void on_unpaired_free(const format::Record& /*r*/) {} // unknown or failed frees
+    // After the last event (at `end_ts`): the aggregator's part of the report. Called in the
+    // order the aggregators were given; the first sizes report.sites.
+    virtual void finish(uint64_t /*end_ts*/, Report& /*report*/) {}
+};
+
+// Returns false if a block could not be read (the warning is in the trace).
+bool replay(LoadedTrace& trace, SiteTable& sites, const std::vector<Aggregator*>& aggregators,
+            Report& report);
+
+// The pairing itself, without a trace: tests feed it records in time order.
+class Pairing {
+public:
+    explicit Pairing(const std::vector<Aggregator*>& aggregators) : aggregators_(aggregators) {}
+    void time(uint64_t ts); // before each event
+    // An Alloc record's allocation; VMM handles (cuMemCreate) are keyed by `address` too.
+    void alloc(Allocation a, uint64_t address, bool vmm_handle);
+    void free(const format::Record& r); // Free: space, address, result
+    void vmm(const format::Record& r);  // VmmRetain, VmmRelease, VmmMap, VmmUnmap
+    void failed(const FailedAllocation& f);
+    void finish(uint64_t end_ts, Report& report);
+
+private:
+    struct Handle {
+        Allocation allocation;
+        int64_t refs = 1;
+        int64_t mappings = 0;
+    };
+    void born(Allocation& a);
+    void died(const Allocation& a, uint64_t ts, bool freed = true);
+    void release_if_unused(std::unordered_map<uint64_t, Handle>::iterator it, uint64_t ts);
+
+    std::vector<Aggregator*> aggregators_;
+    AddressMap<Allocation> device_, host_;
+    std::unordered_map<uint64_t, Handle> handles_;
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> mappings_; // address -> (size, handle)
+};
 
 } // namespace gpuleak::analyzer

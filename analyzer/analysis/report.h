@@ -1,4 +1,5 @@
-// Everything a renderer needs, computed once by the replay. Renderers only format.
+// Everything a renderer needs, filled in by the aggregators of one replay (analysis/aggregate/) and
+// the verdicts. Renderers only format.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,8 @@ struct IterationSample {
     uint64_t count;
 };
 
-enum class Verdict { None, Transient, Retained, Growth, Leak };
+// Ordered by severity.
+enum class Verdict { None, Transient, Retained, Growth, Accumulation, Leak };
 const char* verdict_name(Verdict v);
 
 struct SiteStats {
@@ -33,17 +35,28 @@ struct SiteStats {
     uint64_t apis_seen = 0;    // bit per format::Api
     uint64_t devices_seen = 0; // bit per device ordinal (< 64)
 
-    // Iterations (analysis/iterations.h).
+    // Its loop (analysis/loops.h) and verdict (analysis/verdicts.h), from the thread whose
+    // verdict is the most severe where it allocated in several.
+    int64_t loop = -1;    // index into Report::loops; -1: allocated outside every loop
+    uint32_t threads = 0; // threads in which it allocated inside a loop
     int64_t first_iteration = -1;
     uint64_t outlived = 0; // allocations still live after the iteration that made them ended
-    // Sparse: a sample at the end of an iteration in which the site changed, unless it ended where
-    // the previous sample (or 0) left it. Values hold until the next sample.
+    // Sparse: live memory at the end of the iterations of its loop in which it changed. Values
+    // hold until the next sample.
     std::vector<IterationSample> series;
-    bool changed = false; // since the last sample
     Verdict verdict = Verdict::None;
     double growth_bytes_per_iteration = 0;
-    double confidence = 0; // R^2 of the fit behind a leak or growth verdict
+    double confidence = 0;          // R^2 of the fit behind a leak, accumulation or growth verdict
+    uint64_t accumulated_bytes = 0; // accumulation: the most it held before releasing it
+    uint64_t live_at_teardown = 0;  // allocations live when the program's last allocation came
     std::vector<std::string> hints;
+};
+
+// How a report names a site: its headline, with the callers that tell it apart from other sites of
+// the same headline, and the headline's source line when the file is readable.
+struct SiteName {
+    std::string label;  // "T.__init__ at tensor.py:68 ← forward_step:24 ← train_leaky:32"
+    std::string source; // "" when unknown
 };
 
 struct SiteBytes {
@@ -87,19 +100,35 @@ struct Summary {
     uint64_t median_allocation_bytes = 0; // of successful allocations (a sample of up to 1 M)
 };
 
+// The iterations of the program's main loop (the one holding most allocations), for readers of
+// the first schema.
 struct IterationSummary {
     std::string source = "none";
     uint32_t count = 0;
     uint64_t markers = 0;
     uint32_t warmup = 0;
-    int64_t clock_site = -1;
+};
+
+struct LoopSummary {
+    uint32_t id = 0;
+    std::string source; // inferred | markers | site
+    std::string name;   // marker name or --iteration-site location
+    int64_t thread = -1;
+    std::string function, file; // the head: where each iteration's first allocation is made from
+    int line = 0;
+    int loop_line = 0; // the for/while statement, when the source shows it
+    uint32_t iterations = 0;
+    double start_s = 0, end_s = 0;
+    uint64_t allocations = 0;
 };
 
 struct Report {
     std::string trace_path;
     IterationSummary iterations;
+    std::vector<LoopSummary> loops;
     Summary summary;
     std::vector<SiteStats> sites; // indexed by site id
+    std::vector<SiteName> names;  // indexed by site id
     std::vector<SiteBytes> peak_by_site;
     std::vector<OomEvent> ooms;
     std::vector<LargestAllocation> largest;

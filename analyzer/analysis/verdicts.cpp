@@ -10,18 +10,19 @@ struct Fit {
     double r2 = 0;
 };
 
-Fit fit_line(const std::vector<double>& y) {
-    size_t n = y.size();
+Fit fit_line(const std::vector<double>& y, size_t from = 0, size_t to = ~size_t{0}) {
+    to = std::min(to, y.size());
+    size_t n = to > from ? to - from : 0;
     if (n < 2) return {};
     double mx = (n - 1) / 2.0, my = 0;
-    for (double v : y)
-        my += v;
+    for (size_t i = from; i < to; ++i)
+        my += y[i];
     my /= n;
     double sxy = 0, sxx = 0, syy = 0;
     for (size_t i = 0; i < n; ++i) {
-        sxy += (i - mx) * (y[i] - my);
+        sxy += (i - mx) * (y[from + i] - my);
         sxx += (i - mx) * (i - mx);
-        syy += (y[i] - my) * (y[i] - my);
+        syy += (y[from + i] - my) * (y[from + i] - my);
     }
     Fit f;
     f.slope = sxx > 0 ? sxy / sxx : 0;
@@ -30,16 +31,16 @@ Fit fit_line(const std::vector<double>& y) {
 }
 
 // The series densified over iterations [first, last], carrying values forward.
-void dense_series(const SiteStats& s, uint32_t first, uint32_t last, std::vector<double>& bytes,
-                  std::vector<double>& counts) {
+void dense_series(const std::vector<IterationSample>& series, uint32_t first, uint32_t last,
+                  std::vector<double>& bytes, std::vector<double>& counts) {
     bytes.clear();
     counts.clear();
     uint64_t b = 0, c = 0;
     size_t i = 0;
     for (uint32_t k = 0; k <= last; ++k) {
-        while (i < s.series.size() && s.series[i].iteration == k) {
-            b = s.series[i].bytes;
-            c = s.series[i].count;
+        while (i < series.size() && series[i].iteration == k) {
+            b = series[i].bytes;
+            c = series[i].count;
             ++i;
         }
         if (k >= first) {
@@ -50,17 +51,46 @@ void dense_series(const SiteStats& s, uint32_t first, uint32_t last, std::vector
 }
 
 // The last third never comes back down to what the first third reached, and the rise came in at
-// least three steps (one allocation kept for good is retained, not a leak).
+// least three steps, or in every step of a shorter loop (one allocation kept for good is
+// retained, not a leak).
 bool keeps_rising(const std::vector<double>& y) {
     size_t third = y.size() / 3;
     if (third == 0) return false;
-    int rises = 0;
+    size_t rises = 0;
     for (size_t i = 1; i < y.size(); ++i)
         rises += y[i] > y[i - 1];
-    if (rises < 3) return false;
+    if (rises < std::min<size_t>(3, y.size() - 1)) return false;
     double first_max = *std::max_element(y.begin(), y.begin() + third);
     double last_min = *std::min_element(y.end() - third, y.end());
     return last_min > first_max;
+}
+
+// A stretch of iterations in which the count only rose, at least kAccumulationSteps times, and
+// that was then released (to a quarter of its top or less) within the loop or by the teardown.
+struct Rise {
+    size_t from = 0, to = 0; // [from, to) in the series
+    double top = 0;
+};
+
+bool released_rise(const std::vector<double>& counts, double teardown_count, Rise& found) {
+    size_t start = 0;
+    size_t rises = 0;
+    for (size_t i = 1; i <= counts.size(); ++i) {
+        bool end = i == counts.size();
+        if (!end && counts[i] >= counts[i - 1]) {
+            rises += counts[i] > counts[i - 1];
+            continue;
+        }
+        double top = counts[i - 1];
+        double after = end ? teardown_count : counts[i];
+        if (rises >= kAccumulationSteps && after * 4 <= top) {
+            found = {start, i, top};
+            return true;
+        }
+        start = i;
+        rises = 0;
+    }
+    return false;
 }
 
 } // namespace
@@ -73,6 +103,8 @@ const char* verdict_name(Verdict v) {
         return "retained";
     case Verdict::Growth:
         return "growth";
+    case Verdict::Accumulation:
+        return "accumulation";
     case Verdict::Leak:
         return "leak";
     case Verdict::None:
@@ -81,43 +113,95 @@ const char* verdict_name(Verdict v) {
     return "none";
 }
 
-void decide_verdicts(Report& report, const Iterations& iterations) {
-    // After the last boundary come the last iteration and the program's teardown, which frees what
-    // a leak held (a Python program releases everything at exit): judge the iterations before it.
-    uint32_t last = iterations.count() > 3 ? iterations.count() - 1 : iterations.count();
-    uint32_t first = std::min(last, iterations.warmup + 1);
+Judgement judge(const SiteLoopStats& p, const Loop& loop, uint32_t warmup) {
+    Judgement j;
+    // A loop still running at the teardown: its last iteration was cut short by the end of the
+    // program (what it allocated last is still in flight), so it is not compared.
+    uint32_t last = loop.iterations();
+    if (loop.runs_to_end && last > 3) last -= 1;
+    uint32_t first = std::min(last, warmup + 1);
+    bool holds = p.outlived || p.teardown_count;
+    if (last < first + 2) {
+        j.verdict = holds ? Verdict::Retained : Verdict::Transient;
+        return j;
+    }
+    if (!p.outlived) {
+        j.verdict = Verdict::Transient;
+        return j;
+    }
     std::vector<double> bytes, counts;
+    dense_series(p.series, first, last, bytes, counts);
+    Fit count_fit = fit_line(counts), byte_fit = fit_line(bytes);
+    Rise rise;
+    if (keeps_rising(counts) && count_fit.slope > 0 && count_fit.r2 >= 0.6) {
+        // Held at the teardown, or let go once the loop was over.
+        bool kept = static_cast<double>(p.teardown_count) * 2 >= counts.back();
+        j.verdict = kept ? Verdict::Leak : Verdict::Accumulation;
+        j.growth_bytes_per_iteration = byte_fit.slope;
+        j.confidence = count_fit.r2;
+        if (!kept)
+            j.accumulated_bytes =
+                static_cast<uint64_t>(*std::max_element(bytes.begin(), bytes.end()));
+    } else if (released_rise(counts, static_cast<double>(p.teardown_count), rise)) {
+        Fit f = fit_line(bytes, rise.from, rise.to);
+        j.verdict = Verdict::Accumulation;
+        j.growth_bytes_per_iteration = f.slope;
+        j.confidence = fit_line(counts, rise.from, rise.to).r2;
+        j.accumulated_bytes = static_cast<uint64_t>(
+            *std::max_element(bytes.begin() + rise.from, bytes.begin() + rise.to));
+    } else if (keeps_rising(bytes) && byte_fit.slope > 0 && byte_fit.r2 >= 0.6) {
+        j.verdict = Verdict::Growth;
+        j.growth_bytes_per_iteration = byte_fit.slope;
+        j.confidence = byte_fit.r2;
+    } else {
+        j.verdict = Verdict::Retained;
+    }
+    return j;
+}
+
+void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops, Report& report) {
+    std::vector<const SiteLoopStats*> chosen(report.sites.size(), nullptr);
+    std::vector<Judgement> best(report.sites.size());
+    bool any_loop = !loops.loops.empty();
+    for (const SiteLoopStats& p : pairs) {
+        if (p.site >= report.sites.size()) continue;
+        SiteStats& s = report.sites[p.site];
+        s.live_at_teardown += p.teardown_count;
+        if (p.loop >= 0) s.threads += 1;
+        if (!any_loop) continue;
+        Judgement j;
+        if (p.loop >= 0)
+            j = judge(p, loops.loops[p.loop], loops.warmup);
+        else
+            j.verdict = p.teardown_count ? Verdict::Retained : Verdict::Transient;
+        Judgement& b = best[p.site];
+        if (!chosen[p.site] || j.verdict > b.verdict ||
+            (j.verdict == b.verdict &&
+             j.growth_bytes_per_iteration > b.growth_bytes_per_iteration) ||
+            (j.verdict == b.verdict && chosen[p.site]->loop < 0 && p.loop >= 0)) {
+            b = j;
+            chosen[p.site] = &p;
+        }
+    }
     for (SiteStats& s : report.sites) {
-        if (!s.allocations) continue;
-        bool holds_at_end = s.live_count_end[0] + s.live_count_end[1] + s.live_count_end[2] > 0;
-        if (last - first + 1 < 3) {
-            s.verdict = holds_at_end || s.outlived ? Verdict::Retained : Verdict::Transient;
-            continue;
-        }
-        if (!s.outlived) {
-            s.verdict = Verdict::Transient;
-            continue;
-        }
-        dense_series(s, first, last, bytes, counts);
-        Fit count_fit = fit_line(counts), byte_fit = fit_line(bytes);
-        if (keeps_rising(counts) && count_fit.slope > 0 && count_fit.r2 >= 0.6) {
-            s.verdict = Verdict::Leak;
-            s.growth_bytes_per_iteration = byte_fit.slope;
-            s.confidence = count_fit.r2;
-        } else if (keeps_rising(bytes) && byte_fit.slope > 0 && byte_fit.r2 >= 0.6) {
-            s.verdict = Verdict::Growth;
-            s.growth_bytes_per_iteration = byte_fit.slope;
-            s.confidence = byte_fit.r2;
-        } else {
-            s.verdict = Verdict::Retained;
-        }
+        const SiteLoopStats* p = chosen[s.site];
+        if (!p) continue;
+        const Judgement& j = best[s.site];
+        s.verdict = j.verdict;
+        s.growth_bytes_per_iteration = j.growth_bytes_per_iteration;
+        s.confidence = j.confidence;
+        s.accumulated_bytes = j.accumulated_bytes;
+        s.loop = p->loop;
+        s.first_iteration = p->first_iteration;
+        s.outlived = p->outlived;
+        s.series = p->series;
     }
 }
 
 std::vector<uint64_t> live_bytes_by_iteration(const SiteStats& site, uint32_t iterations,
                                               size_t points) {
     std::vector<double> bytes, counts;
-    dense_series(site, 0, iterations, bytes, counts);
+    dense_series(site.series, 0, iterations, bytes, counts);
     std::vector<uint64_t> out;
     if (bytes.empty()) return out;
     size_t buckets = std::min(points, bytes.size());

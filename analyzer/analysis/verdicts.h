@@ -1,21 +1,47 @@
-// A verdict per site from its live memory at the end of each iteration (after --warmup):
-//   leak      the number of live allocations keeps rising: the last third of the iterations never
-//             drops to what the first third reached, and a line fits the counts (R^2 = confidence);
-//             bytes per iteration is that line's slope in bytes;
-//   growth    the count stays bounded but the bytes rise the same way: sizes grow;
-//   retained  something outlives its iteration but stays bounded (weights, a cache of N entries,
-//             the last loop variable, a sawtooth released every k iterations);
-//   transient everything is freed within the iteration that allocated it.
-// With fewer than three iterations to compare there is no trend: sites that hold memory at the end
-// are retained, the rest transient.
+// A verdict per (site, loop) from the live memory at the end of each iteration of that loop, after
+// --warmup iterations (analysis/aggregate/loop_lifetimes.h):
+//   leak          the number of live allocations keeps rising through the loop (the last third of
+//                 its iterations never drops to what the first third reached, in at least three
+//                 steps, and a line fits the counts: R^2 = confidence) and most of it is still held
+//                 when the program's teardown begins: bytes per iteration is the line's slope;
+//   accumulation  the same rise, or a rise over at least kAccumulationSteps iterations in a row,
+//                 then released before the teardown (a list filled through an epoch and cleared
+//                 after it): bounded by the loop's length, which is what makes a long epoch die;
+//   growth        the count stays bounded but the bytes rise the same way: sizes grow;
+//   retained      something outlives its iteration but stays bounded (weights, a cache of N
+//                 entries, the last loop variable, a sawtooth released every few iterations);
+//   transient     everything is freed within the iteration that allocated it.
+// A loop still running at the teardown is judged without its last iteration, which the program's
+// end cut short (its frees and the exit's are one). A leak is "held at the teardown" when at
+// least half of what it had accumulated is still live at the program's last allocation. With fewer
+// than three iterations to compare there is no trend: pairs that outlive an iteration or hold
+// memory at the teardown are retained, the rest transient. Memory allocated outside every loop is
+// retained if it is held at the teardown and transient otherwise; without any loop in the trace
+// nothing is judged (verdict "none"). A site's verdict is the most severe of its pairs (one per
+// thread it allocated in).
 #pragma once
 
-#include "analysis/iterations.h"
+#include <vector>
+
+#include "analysis/aggregate/loop_lifetimes.h"
+#include "analysis/loops.h"
 #include "analysis/report.h"
 
 namespace gpuleak::analyzer {
 
-void decide_verdicts(Report& report, const Iterations& iterations);
+inline constexpr size_t kAccumulationSteps = 8;
+
+struct Judgement {
+    Verdict verdict = Verdict::None;
+    double growth_bytes_per_iteration = 0;
+    double confidence = 0;
+    uint64_t accumulated_bytes = 0;
+};
+
+Judgement judge(const SiteLoopStats& pair, const Loop& loop, uint32_t warmup);
+
+// Judges every pair and gives each site of `report` (sized already) its verdict, loop and series.
+void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops, Report& report);
 
 // Live bytes per iteration for a sparkline: at most `points` values (max of each bucket).
 std::vector<uint64_t> live_bytes_by_iteration(const SiteStats& site, uint32_t iterations,

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "render/format_util.h"
+#include "common/format_util.h"
 
 namespace gpuleak::analyzer {
 
@@ -39,39 +39,59 @@ std::optional<uint64_t> parse_size(std::string text) {
     return static_cast<uint64_t>(value * scale);
 }
 
+std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text) {
+    std::vector<Verdict> out;
+    size_t from = 0;
+    while (from <= text.size()) {
+        size_t comma = text.find(',', from);
+        std::string word = text.substr(from, comma == std::string::npos ? comma : comma - from);
+        if (word == "leak")
+            out.push_back(Verdict::Leak);
+        else if (word == "accumulation")
+            out.push_back(Verdict::Accumulation);
+        else if (word == "growth")
+            out.push_back(Verdict::Growth);
+        else
+            return std::nullopt;
+        if (comma == std::string::npos) break;
+        from = comma + 1;
+    }
+    return out;
+}
+
 bool check_gates(const Gates& g, const std::vector<Report>& reports, std::ostream& err) {
     bool ok = true;
     auto verdict = [&](const std::string& gate, bool pass, const std::string& detail) {
         err << "gpuleak: " << gate << ": " << (pass ? "PASS" : "FAIL") << " (" << detail << ")\n";
         ok = ok && pass;
     };
-    auto site_name = [](const Report& r, uint32_t site) {
-        const Frame* f = r.site_table->site(site).headline();
-        return f ? frame_function(*f) + " at " + frame_location(*f) : std::string("unknown site");
-    };
-    if (g.fail_on_leak) {
+    auto site_name = [](const Report& r, uint32_t site) { return r.names[site].label; };
+    for (Verdict v : g.fail_on) {
         std::string detail;
-        size_t leaks = 0;
+        size_t found = 0;
         for (const Report& r : reports)
             for (const SiteStats& s : r.sites)
-                if (s.verdict == Verdict::Leak) {
-                    if (leaks++ < 3)
+                if (s.verdict == v) {
+                    if (found++ < 3)
                         detail += (detail.empty() ? "" : "; ") + site_name(r, s.site) + " +" +
                                   human_bytes(static_cast<uint64_t>(
                                       std::max(0.0, s.growth_bytes_per_iteration))) +
                                   "/iteration";
                 }
-        verdict("--fail-on leak", leaks == 0,
-                leaks ? std::to_string(leaks) + " leaking site" + (leaks == 1 ? "" : "s") + ": " +
-                            detail
-                      : "no leaking site");
+        std::string what = v == Verdict::Leak           ? "leaking site"
+                           : v == Verdict::Accumulation ? "accumulating site"
+                                                        : "growing site";
+        verdict(std::string("--fail-on ") + verdict_name(v), found == 0,
+                found ? std::to_string(found) + " " + what + (found == 1 ? "" : "s") + ": " + detail
+                      : "no " + what);
     }
     if (g.max_growth_per_iteration) {
         double worst = 0;
         std::string where = "no growing site";
         for (const Report& r : reports)
             for (const SiteStats& s : r.sites)
-                if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Growth) &&
+                if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Growth ||
+                     s.verdict == Verdict::Accumulation) &&
                     s.growth_bytes_per_iteration > worst) {
                     worst = s.growth_bytes_per_iteration;
                     where = site_name(r, s.site);

@@ -13,18 +13,21 @@
 namespace gpuleak::analyzer {
 
 struct Gates {
-    bool fail_on_leak = false;
+    std::vector<Verdict> fail_on;                     // --fail-on: verdicts that fail the run
     std::optional<uint64_t> max_growth_per_iteration; // bytes
     std::optional<uint64_t> max_peak;
     std::optional<uint64_t> max_live_end;
     bool any() const {
-        return fail_on_leak || max_growth_per_iteration || max_peak || max_live_end;
+        return !fail_on.empty() || max_growth_per_iteration || max_peak || max_live_end;
     }
 };
 
 // "1GiB", "512M", "1.5 GB", "4096", optionally followed by "/iter" or "/iteration". nullopt if
 // malformed.
 std::optional<uint64_t> parse_size(std::string text);
+
+// "leak", "leak,accumulation", ...: nullopt for anything but leak, accumulation and growth.
+std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text);
 
 // Prints one line per gate to `err`; true when every gate passes.
 bool check_gates(const Gates& gates, const std::vector<Report>& reports, std::ostream& err);

@@ -1,6 +1,5 @@
 #include "model/site_table.h"
 
-#include <cctype>
 #include <cstring>
 
 #include "python/line_table.h"
@@ -15,56 +14,46 @@ bool basename_starts_with(const std::string& path, const char* prefix) {
            0;
 }
 
-bool starts_with(const std::string& s, const char* prefix) {
-    return s.rfind(prefix, 0) == 0;
-}
-
-// Frames of a statically linked CUDA runtime live in the application's own binary.
-bool is_runtime_function(const std::string& f) {
-    if (starts_with(f, "cudart::") || starts_with(f, "__cudart") || starts_with(f, "fakecudart::"))
-        return true;
-    return f.size() > 4 && starts_with(f, "cuda") && std::isupper(static_cast<unsigned char>(f[4]));
-}
+// How far out from the innermost frame a statically linked runtime's API entry is looked for: its
+// internal call chains are a few frames deep.
+constexpr int kRuntimeDepth = 32;
 
 } // namespace
-
-// Library code (the standard library, anything installed into site-packages such as torch) is not
-// where a user can fix a leak: the headline is the innermost Python frame of their own code.
-bool is_library_file(const std::string& file) {
-    return file.find("/site-packages/") != std::string::npos ||
-           file.find("/dist-packages/") != std::string::npos ||
-           (file.find("/lib/python3") != std::string::npos &&
-            file.find("/site-packages/") == std::string::npos) ||
-           (!file.empty() && file[0] == '<' && file != "<stdin>" && file != "<string>");
-}
-
-const Frame* Site::headline() const {
-    for (const Frame& f : frames)
-        if (f.python && !is_library_file(f.file)) return &f;
-    for (const Frame& f : frames)
-        if (f.python) return &f;
-    for (const Frame& f : frames)
-        if (!f.function.empty()) return &f;
-    return frames.empty() ? nullptr : &frames.front();
-}
 
 SiteTable::SiteTable(const LoadedTrace& trace, Symbolizer& symbolizer, StackMode mode)
     : trace_(trace), symbolizer_(symbolizer), mode_(mode) {}
 
-bool SiteTable::is_tracer_frame(uint64_t ip) {
+bool SiteTable::in_tracer_module(uint64_t ip) {
     const std::string& module = symbolizer_.module_of(ip);
-    if (basename_starts_with(module, "libgpuleak") || basename_starts_with(module, "libcuda.so") ||
-        basename_starts_with(module, "libcudart") || basename_starts_with(module, "libunwind"))
-        return true;
-    const auto& frames = symbolizer_.resolve(ip);
-    return is_runtime_function(frames.back().function);
+    return basename_starts_with(module, "libgpuleak") ||
+           basename_starts_with(module, "libcuda.so") ||
+           basename_starts_with(module, "libcudart") || basename_starts_with(module, "libunwind");
 }
 
+const std::string& SiteTable::outer_function(uint64_t ip) {
+    return symbolizer_.resolve(ip).back().function;
+}
+
+// The tracer, the driver and a shared runtime are recognised by their modules. A runtime linked
+// statically lives in the program's binary: its internal functions are recognised by name where
+// they have a known one (libcudart_static_<hash>), and in any case everything from the innermost
+// frame out to the outermost runtime API entry (cudaMalloc, ...) of that binary is the runtime's.
 uint32_t SiteTable::trimmed_native(uint32_t node) {
     auto it = trimmed_.find(node);
     if (it != trimmed_.end()) return it->second;
     uint32_t n = node;
-    while (n && is_tracer_frame(trace_.native_nodes[n].ip))
+    while (n && in_tracer_module(trace_.native_nodes[n].ip))
+        n = trace_.native_nodes[n].parent;
+    uint32_t after_api = 0;
+    const std::string& module = n ? symbolizer_.module_of(trace_.native_nodes[n].ip) : "";
+    uint32_t m = n;
+    for (int depth = 0; m && depth < kRuntimeDepth; ++depth, m = trace_.native_nodes[m].parent) {
+        uint64_t ip = trace_.native_nodes[m].ip;
+        if (symbolizer_.module_of(ip) != module) break;
+        if (is_cuda_runtime_api(outer_function(ip))) after_api = trace_.native_nodes[m].parent;
+    }
+    if (after_api) n = after_api;
+    while (n && is_cuda_runtime_function(outer_function(trace_.native_nodes[n].ip)))
         n = trace_.native_nodes[n].parent;
     trimmed_[node] = n;
     return n;
@@ -73,8 +62,9 @@ uint32_t SiteTable::trimmed_native(uint32_t node) {
 std::vector<Frame> SiteTable::native_frames(uint32_t node) {
     std::vector<Frame> out;
     for (uint32_t n = node; n; n = trace_.native_nodes[n].parent) {
-        for (const SourceFrame& f : symbolizer_.resolve(trace_.native_nodes[n].ip))
-            out.push_back({f.function, f.file, f.line, f.module, false, f.inlined});
+        uint64_t ip = trace_.native_nodes[n].ip;
+        for (const SourceFrame& f : symbolizer_.resolve(ip))
+            out.push_back({f.function, f.file, f.line, f.module, false, f.inlined, ip});
     }
     return out;
 }
@@ -85,6 +75,7 @@ std::vector<Frame> SiteTable::python_frames(uint32_t py_node, std::vector<bool>*
         const PyNode& p = trace_.py_nodes[n];
         Frame f;
         f.python = true;
+        f.pc = static_cast<uint32_t>(p.byte_offset);
         auto code = trace_.py_code.find(p.code_id);
         if (code != trace_.py_code.end()) {
             f.function = code->second.qualname;
@@ -98,6 +89,45 @@ std::vector<Frame> SiteTable::python_frames(uint32_t py_node, std::vector<bool>*
         if (entries) entries->push_back(p.is_entry);
     }
     return out;
+}
+
+void SiteTable::finish_site(Site& site) {
+    for (Frame& f : site.frames)
+        f.origin = classify_frame(f);
+    auto first = [&](auto&& want) {
+        for (size_t i = 0; i < site.frames.size(); ++i)
+            if (want(site.frames[i])) return static_cast<int>(i);
+        return -1;
+    };
+    struct Rule {
+        int index;
+        const char* reason;
+    };
+    for (Rule rule : {Rule{first([](const Frame& f) { return f.origin == FrameOrigin::User; }),
+                           "first frame in the program's own code"},
+                      Rule{first([](const Frame& f) { return f.python; }),
+                           "no frame in the program's own code: innermost Python frame"},
+                      Rule{first([](const Frame& f) {
+                               return !f.function.empty() && f.origin != FrameOrigin::Runtime;
+                           }),
+                           "no frame in the program's own code: innermost named frame"},
+                      Rule{site.frames.empty() ? -1 : 0, "no named frame: innermost frame"}}) {
+        if (rule.index < 0) continue;
+        site.headline_index = rule.index;
+        site.headline_reason = rule.reason;
+        break;
+    }
+    bool any_user = false;
+    for (const Frame& f : site.frames)
+        any_user = any_user || f.origin == FrameOrigin::User;
+    uint32_t parent = 0;
+    for (size_t i = site.frames.size(); i-- > 0;) {
+        const Frame& f = site.frames[i];
+        bool user = any_user ? f.origin == FrameOrigin::User
+                             : !f.function.empty() && f.origin != FrameOrigin::Runtime;
+        parent = calls_.node(parent, f.function, f.file, f.line, f.pc, f.python, user);
+        site.path.push_back(parent);
+    }
 }
 
 uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {
@@ -125,6 +155,7 @@ uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {
                                       ? pys[m.position]
                                       : natives[m.position]);
     }
+    finish_site(site);
     sites_.push_back(std::move(site));
     return it->second;
 }

@@ -1,5 +1,6 @@
-// Call sites: a recorded stack minus the frames inside the tracer and the CUDA libraries, with
-// Python frames spliced in where the interpreter ran. Allocations with equal sites are grouped.
+// Call sites: a recorded stack minus the frames inside the tracer and the CUDA libraries (shared,
+// or the static runtime linked into the program), with Python frames spliced in where the
+// interpreter ran. Allocations with equal sites are grouped.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/call_tree.h"
+#include "model/frame_origin.h"
 #include "symbolize/symbolizer.h"
 #include "trace/loaded_trace.h"
 
@@ -22,16 +25,23 @@ struct Frame {
     std::string module;
     bool python = false;
     bool inlined = false;
+    uint64_t pc = 0; // native return address, or Python byte offset
+    FrameOrigin origin = FrameOrigin::Unknown;
 };
 
 struct Site {
     uint32_t id = 0;
     std::vector<Frame> frames; // innermost first
-    bool no_python_state =
-        false; // recorded in a process with Python, on a thread without Python frames
-    // The frame a user reads first: the innermost Python frame if any, else the innermost native
-    // frame with a name.
-    const Frame* headline() const;
+    // Recorded in a process with Python, on a thread without Python frames.
+    bool no_python_state = false;
+    // The frame a user reads first: the innermost frame of the program's own code; without one,
+    // the innermost Python frame, else the innermost named frame. -1: no frame at all.
+    int headline_index = -1;
+    const char* headline_reason = "no frames recorded";
+    // CallTree nodes of every frame, outermost first. Where no frame is the program's own, the
+    // named frames outside the CUDA runtime count as its own for loop detection.
+    std::vector<uint32_t> path;
+    const Frame* headline() const { return headline_index < 0 ? nullptr : &frames[headline_index]; }
 };
 
 class SiteTable {
@@ -41,10 +51,13 @@ public:
     uint32_t site_for(uint32_t native_node, uint32_t py_node);
     const Site& site(uint32_t id) const { return sites_[id]; }
     size_t size() const { return sites_.size(); }
+    const CallTree& calls() const { return calls_; }
 
 private:
     uint32_t trimmed_native(uint32_t node);
-    bool is_tracer_frame(uint64_t ip);
+    bool in_tracer_module(uint64_t ip);
+    const std::string& outer_function(uint64_t ip);
+    void finish_site(Site& site);
     std::vector<Frame> native_frames(uint32_t node);
     std::vector<Frame> python_frames(uint32_t py_node, std::vector<bool>* entries);
 
@@ -54,6 +67,7 @@ private:
     std::unordered_map<uint32_t, uint32_t> trimmed_;
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> by_key_;
     std::vector<Site> sites_;
+    CallTree calls_;
 };
 
 } // namespace gpuleak::analyzer

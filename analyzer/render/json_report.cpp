@@ -3,7 +3,6 @@
 
 #include "analysis/verdicts.h"
 #include "render/renderers.h"
-#include "render/source_lines.h"
 
 namespace gpuleak::analyzer {
 namespace {
@@ -20,15 +19,36 @@ Json frame_json(const Frame& f) {
                 {"line", f.line ? Json(f.line) : Json(nullptr)},
                 {"module", or_null(f.module)},
                 {"kind", f.python ? "python" : "native"},
-                {"inlined", f.inlined}};
+                {"inlined", f.inlined},
+                {"origin", frame_origin_name(f.origin)}};
 }
 
-// The headline frame also carries its source text when the file is readable.
-Json headline_json(const Frame& f) {
-    Json j = frame_json(f);
-    const std::string& text = source_line(f.file, f.line);
-    j["source"] = text.empty() ? Json(nullptr) : Json(text);
+// The headline frame also carries its source text when the file is readable, and why it is the
+// headline.
+Json headline_json(const Site& site, const SiteName& name) {
+    Json j = frame_json(*site.headline());
+    j["source"] = or_null(name.source);
+    j["index"] = site.headline_index;
+    j["reason"] = site.headline_reason;
     return j;
+}
+
+Json loops_json(const Report& r) {
+    Json out = Json::array();
+    for (const LoopSummary& l : r.loops)
+        out.push_back({{"id", l.id},
+                       {"source", l.source},
+                       {"name", or_null(l.name)},
+                       {"thread", l.thread >= 0 ? Json(l.thread) : Json(nullptr)},
+                       {"function", or_null(l.function)},
+                       {"file", or_null(l.file)},
+                       {"line", l.line ? Json(l.line) : Json(nullptr)},
+                       {"loop_line", l.loop_line ? Json(l.loop_line) : Json(nullptr)},
+                       {"iterations", l.iterations},
+                       {"start_s", l.start_s},
+                       {"end_s", l.end_s},
+                       {"allocations", l.allocations}});
+    return out;
 }
 
 Json by_site_json(const std::vector<SiteBytes>& list) {
@@ -76,7 +96,8 @@ Json report_json(const Report& r) {
         Json frames = Json::array();
         for (const Frame& f : site.frames)
             frames.push_back(frame_json(f));
-        const Frame* head = site.headline();
+        const SiteName& name = r.names[st.site];
+        uint32_t loop_iterations = st.loop >= 0 ? r.loops[st.loop].iterations : 0;
         Json apis = Json::array(), kinds = Json::array();
         for (int a = 0; a < static_cast<int>(format::Api::Count); ++a)
             if (st.apis_seen >> a & 1)
@@ -87,7 +108,8 @@ Json report_json(const Report& r) {
         sites.push_back(
             {{"id", st.site},
              {"frames", frames},
-             {"headline", head ? headline_json(*head) : Json(nullptr)},
+             {"label", name.label},
+             {"headline", site.headline() ? headline_json(site, name) : Json(nullptr)},
              {"apis", apis},
              {"kinds", kinds},
              {"allocations", st.allocations},
@@ -104,12 +126,16 @@ Json report_json(const Report& r) {
              {"largest_bytes", st.largest},
              {"no_python_state", site.no_python_state},
              {"verdict", verdict_name(st.verdict)},
+             {"loop", st.loop >= 0 ? Json(st.loop) : Json(nullptr)},
+             {"loop_threads", st.threads},
              {"growth_bytes_per_iteration", st.growth_bytes_per_iteration},
              {"confidence", st.confidence},
              {"outlived_iteration", st.outlived},
+             {"accumulated_bytes", st.accumulated_bytes},
+             {"live_count_at_teardown", st.live_at_teardown},
              {"first_iteration",
               st.first_iteration >= 0 ? Json(st.first_iteration) : Json(nullptr)},
-             {"live_bytes_by_iteration", live_bytes_by_iteration(st, r.iterations.count, 60)},
+             {"live_bytes_by_iteration", live_bytes_by_iteration(st, loop_iterations, 60)},
              {"devices", devices_json(st.devices_seen)},
              {"hints", st.hints}});
     }
@@ -117,7 +143,7 @@ Json report_json(const Report& r) {
     std::stable_sort(sites.begin(), sites.end(), [](const Json& a, const Json& b) {
         auto rank = [](const Json& s) {
             std::string v = s["verdict"];
-            return v == "leak" ? 0 : v == "growth" ? 1 : 2;
+            return v == "leak" ? 0 : v == "accumulation" ? 1 : v == "growth" ? 2 : 3;
         };
         if (rank(a) != rank(b)) return rank(a) < rank(b);
         return a["live_bytes_end"].get<uint64_t>() > b["live_bytes_end"].get<uint64_t>();
@@ -126,9 +152,8 @@ Json report_json(const Report& r) {
     j["iterations"] = {{"source", r.iterations.source},
                        {"count", r.iterations.count},
                        {"markers", r.iterations.markers},
-                       {"warmup", r.iterations.warmup},
-                       {"clock_site", r.iterations.clock_site >= 0 ? Json(r.iterations.clock_site)
-                                                                   : Json(nullptr)}};
+                       {"warmup", r.iterations.warmup}};
+    j["loops"] = loops_json(r);
     j["hints"] = r.hints;
     j["peak"] = {{"time_s", s.peak_time_s},
                  {"bytes", s.peak_bytes},

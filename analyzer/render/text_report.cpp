@@ -3,9 +3,8 @@
 #include <cstdio>
 
 #include "analysis/verdicts.h"
-#include "render/format_util.h"
+#include "common/format_util.h"
 #include "render/renderers.h"
-#include "render/source_lines.h"
 
 namespace gpuleak::analyzer {
 namespace {
@@ -43,19 +42,6 @@ void print_stack(const Site& site, const RenderOptions& o, std::ostream& out) {
     if (site.no_python_state) out << "        (thread had no Python frames: native stack only)\n";
 }
 
-std::string headline(const Site& site) {
-    const Frame* f = site.headline();
-    return f ? frame_function(*f) + " at " + frame_location(*f) : "unknown site";
-}
-
-// The headline with its source text, for the lines a reader starts from.
-std::string headline_with_source(const Site& site) {
-    const Frame* f = site.headline();
-    if (!f) return headline(site);
-    const std::string& text = source_line(f->file, f->line);
-    return text.empty() ? headline(site) : headline(site) + " — " + text;
-}
-
 std::string sparkline(const std::vector<uint64_t>& values) {
     static constexpr const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
     uint64_t top = 0;
@@ -67,53 +53,104 @@ std::string sparkline(const std::vector<uint64_t>& values) {
     return out;
 }
 
-std::string iteration_source(const Report& r) {
-    const auto& it = r.iterations;
-    if (it.source == "markers") return std::to_string(it.markers) + " markers";
-    if (it.source == "site") return "--iteration-site";
-    if (it.source == "inferred" && it.clock_site >= 0)
-        return "inferred: one per allocation of " +
-               headline(r.site_table->site(static_cast<uint32_t>(it.clock_site)));
-    return "none found";
+// "the loop at train.py:30" (its for/while line where the source shows it, else the line of its
+// first allocation), or the marker's name.
+std::string loop_place(const LoopSummary& l) {
+    if (l.source == "markers") return "the iterations marked \"" + l.name + "\"";
+    if (l.source == "site") return "the iterations of --iteration-site " + l.name;
+    Frame f;
+    f.file = l.file;
+    f.line = l.loop_line ? l.loop_line : l.line;
+    f.function = l.function;
+    return "the loop at " + frame_location(f) + " (in " + frame_function(f) + ")";
+}
+
+std::string loop_line(const Report& r, const LoopSummary& l) {
+    std::string out = loop_place(l) + ", " + with_commas(l.iterations) + " iteration" +
+                      (l.iterations == 1 ? "" : "s");
+    if (l.thread >= 0 && r.summary.pid) {
+        bool several = false;
+        for (const LoopSummary& o : r.loops)
+            several = several || (o.thread >= 0 && o.thread != l.thread);
+        if (several) out += ", thread " + std::to_string(l.thread);
+    }
+    return out;
+}
+
+const char* verdict_tag(Verdict v) {
+    switch (v) {
+    case Verdict::Leak:
+        return "LEAK  ";
+    case Verdict::Accumulation:
+        return "ACCUM ";
+    case Verdict::Growth:
+        return "GROWTH";
+    default:
+        return "      ";
+    }
 }
 
 void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) {
     const SiteTable& sites = *r.site_table;
     std::vector<const SiteStats*> growing, retained;
     for (const SiteStats& st : r.sites) {
-        if (st.verdict == Verdict::Leak || st.verdict == Verdict::Growth)
+        if (st.verdict == Verdict::Leak || st.verdict == Verdict::Growth ||
+            st.verdict == Verdict::Accumulation)
             growing.push_back(&st);
         else if (st.verdict == Verdict::Retained)
             retained.push_back(&st);
     }
     std::stable_sort(growing.begin(), growing.end(), [](auto* a, auto* b) {
-        if ((a->verdict == Verdict::Leak) != (b->verdict == Verdict::Leak))
-            return a->verdict == Verdict::Leak;
+        if (a->verdict != b->verdict) return a->verdict > b->verdict;
         return a->growth_bytes_per_iteration > b->growth_bytes_per_iteration;
     });
-    out << "\nIterations: " << r.iterations.count << " (" << iteration_source(r) << ")";
-    if (r.iterations.warmup) out << ", first " << r.iterations.warmup << " skipped as warm-up";
-    out << "\n";
-    if (growing.empty()) {
-        out << "No site keeps more memory from one iteration to the next.\n";
+    if (r.loops.empty()) {
+        out << "\nNo loop found in the stacks, so nothing is judged per iteration. Mark each "
+               "iteration with gpuleak_mark_iteration(\"step\") or an NVTX range, or name the line "
+               "that starts one with --iteration-site FILE:LINE.\n";
+        return;
     }
+    out << "\nLoops (" << r.loops.size() << ")";
+    if (r.iterations.warmup)
+        out << ", first " << r.iterations.warmup << " iterations of each skipped as warm-up";
+    out << "\n";
+    std::vector<const LoopSummary*> loops;
+    for (const LoopSummary& l : r.loops)
+        loops.push_back(&l);
+    std::stable_sort(loops.begin(), loops.end(),
+                     [](auto* a, auto* b) { return a->allocations > b->allocations; });
+    for (size_t i = 0; i < loops.size() && i < o.top; ++i)
+        out << "  " << loop_line(r, *loops[i]) << "\n";
+    if (loops.size() > o.top) out << "  ... " << loops.size() - o.top << " more\n";
+    if (growing.empty()) out << "No site keeps more memory from one iteration to the next.\n";
     for (size_t i = 0; i < growing.size() && i < o.top; ++i) {
         const SiteStats& st = *growing[i];
+        const SiteName& name = r.names[st.site];
         char rate[64], conf[32];
         std::snprintf(
             rate, sizeof rate, "+%s/iteration",
             human_bytes(static_cast<uint64_t>(std::max(0.0, st.growth_bytes_per_iteration)))
                 .c_str());
         std::snprintf(conf, sizeof conf, "fit R^2 %.2f", st.confidence);
-        out << "  " << (st.verdict == Verdict::Leak ? "LEAK  " : "GROWTH") << "  "
-            << headline_with_source(sites.site(st.site)) << "\n        " << rate << ", "
-            << human_bytes(st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2])
+        out << "  " << verdict_tag(st.verdict) << "  " << name.label
+            << (name.source.empty() ? "" : " — " + name.source) << "\n";
+        if (st.loop >= 0) {
+            out << "        in " << loop_line(r, r.loops[st.loop]);
+            if (st.threads > 1) out << " (and in " << st.threads - 1 << " more threads)";
+            out << "\n";
+        }
+        out << "        " << rate << ", ";
+        if (st.verdict == Verdict::Accumulation)
+            out << "up to " << human_bytes(st.accumulated_bytes)
+                << " held, then released after the loop; ";
+        out << human_bytes(st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2])
             << " live at end in "
             << with_commas(st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2])
             << " allocations, first seen in iteration " << st.first_iteration << ", " << conf
             << "\n";
+        uint32_t iterations = st.loop >= 0 ? r.loops[st.loop].iterations : 0;
         out << "        live bytes per iteration: "
-            << sparkline(live_bytes_by_iteration(st, r.iterations.count, 40)) << "\n";
+            << sparkline(live_bytes_by_iteration(st, iterations, 40)) << "\n";
         for (const auto& h : st.hints)
             out << "        likely cause: " << h << "\n";
         print_stack(sites.site(st.site), o, out);
@@ -121,11 +158,12 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
     if (!retained.empty()) {
         out << "Retained across iterations but bounded (not growing): ";
         for (size_t i = 0; i < retained.size() && i < o.top; ++i)
-            out << (i ? "; " : "") << headline(sites.site(retained[i]->site));
+            out << (i ? "; " : "") << r.names[retained[i]->site].label;
+        if (retained.size() > o.top) out << "; ... " << retained.size() - o.top << " more";
         out << "\n";
         for (const SiteStats* st : retained)
             for (const auto& h : st->hints)
-                out << "  " << headline(sites.site(st->site)) << ": likely cause: " << h << "\n";
+                out << "  " << r.names[st->site].label << ": likely cause: " << h << "\n";
     }
 }
 
@@ -181,7 +219,7 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
         }
         out << "  (" << with_commas(st.allocations) << " allocated here, "
             << human_bytes(st.bytes_allocated) << " in total)\n";
-        out << "      " << headline(sites.site(st.site)) << "\n";
+        out << "      " << r.names[st.site].label << "\n";
         print_stack(sites.site(st.site), o, out);
     }
 
@@ -190,8 +228,8 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
             << seconds(s.peak_time_s) << "), by site\n";
         for (size_t i = 0; i < r.peak_by_site.size() && i < o.top; ++i) {
             const auto& e = r.peak_by_site[i];
-            out << "  #" << e.site << "  " << human_bytes(e.bytes) << "  "
-                << headline(sites.site(e.site)) << "\n";
+            out << "  #" << e.site << "  " << human_bytes(e.bytes) << "  " << r.names[e.site].label
+                << "\n";
         }
     }
 
@@ -205,7 +243,9 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
             if (e.total_bytes)
                 out << "; device had " << human_bytes(e.free_bytes) << " free of "
                     << human_bytes(e.total_bytes);
-            out << "\n      requested by " << headline_with_source(sites.site(e.site)) << "\n";
+            const SiteName& name = r.names[e.site];
+            out << "\n      requested by " << name.label
+                << (name.source.empty() ? "" : " — " + name.source) << "\n";
             for (const auto& h : e.hints)
                 out << "      likely cause: " << h << "\n";
             print_stack(sites.site(e.site), o, out);
@@ -213,7 +253,7 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
             out << (e.by_site.empty() ? "\n" : ", by site:\n");
             for (size_t k = 0; k < e.by_site.size() && k < o.top; ++k)
                 out << "        #" << e.by_site[k].site << "  " << human_bytes(e.by_site[k].bytes)
-                    << "  " << headline(sites.site(e.by_site[k].site)) << "\n";
+                    << "  " << r.names[e.by_site[k].site].label << "\n";
         }
     }
 
@@ -227,7 +267,7 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
             const auto& l = r.largest[i];
             out << "  " << human_bytes(l.bytes) << (j - i > 1 ? " x" + std::to_string(j - i) : "")
                 << "  " << l.kind << " via " << l.api << "  #" << l.site << " "
-                << headline(sites.site(l.site)) << "\n";
+                << r.names[l.site].label << "\n";
             i = j;
         }
     }

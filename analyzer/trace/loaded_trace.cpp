@@ -157,7 +157,7 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
         while (cursor.next(r)) {
             if (events && is_timed(r.tag)) {
                 allocations.timed(r);
-                if (r.tag == format::Tag::Marker) t.marker_times.push_back(r.ts);
+                if (r.tag == format::Tag::Marker) t.markers.push_back({r.ts, r.text});
                 continue;
             }
             switch (r.tag) {
@@ -222,7 +222,8 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
                                  ": " + cursor.error());
     }
     // Pass 2 meets markers in time order (each thread's records are in time order).
-    std::stable_sort(t.marker_times.begin(), t.marker_times.end());
+    std::stable_sort(t.markers.begin(), t.markers.end(),
+                     [](const auto& a, const auto& b) { return a.ts < b.ts; });
     if (!t.have_process && blocks.empty()) {
         error = "trace holds no data (the process may have been killed before its first flush)";
         return false;

@@ -90,7 +90,11 @@ struct LoadedTrace {
     std::vector<std::string> warnings;
 
     std::vector<StackAllocations> alloc_stacks; // Alloc records of recording threads (not thread 0)
-    std::vector<uint64_t> marker_times;         // Marker records of recording threads, ascending
+    struct Marker {
+        uint64_t ts;
+        std::string name;
+    };
+    std::vector<Marker> markers; // Marker records of recording threads, by time
 
     // Thread-local stack ids of the recorder -> global ids (0: none, or never defined).
     uint32_t native_node(uint32_t thread, uint64_t local) const {

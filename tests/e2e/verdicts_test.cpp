@@ -110,7 +110,12 @@ TEST(Verdicts, ModelRebuiltPerFold) {
     auto l = leaks(rep);
     std::sort(l.begin(), l.end());
     EXPECT_EQ(l, (std::vector<std::string>{"build_encoder", "build_head"}));
-    expect_rate(site(rep, "build_encoder"), 6000000.0 / 6);
+    // Per iteration of its own loop, the fold loop (5 iterations, each running 6 batches).
+    expect_rate(site(rep, "build_encoder"), 6000000.0);
+    const Json& encoder_loop = rep["loops"][site(rep, "build_encoder")["loop"].get<size_t>()];
+    EXPECT_EQ(encoder_loop["iterations"], 5) << encoder_loop.dump();
+    const Json& batch_loop = rep["loops"][site(rep, "copy_input")["loop"].get<size_t>()];
+    EXPECT_EQ(batch_loop["iterations"], 30) << batch_loop.dump();
     EXPECT_TRUE(has_hint(site(rep, "build_encoder")["hints"], "rebuilt per outer loop"))
         << rep["sites"].dump(1);
 }

@@ -1,5 +1,5 @@
-// libFuzzer entry: the whole of gpuleak-report's reading path (both passes, sites, iterations,
-// replay, verdicts, hints, both renderers, as analyzer/main.cpp chains them) on one untrusted file.
+// libFuzzer entry: the whole of gpuleak-report's reading path (analysis/analyze.h: definitions,
+// loops, replay, verdicts, hints; both renderers) on one untrusted file.
 // Any crash, hang or runaway allocation here is a bug in the analyzer: a trace file is input from
 // another process and may be cut short, damaged or hostile.
 //
@@ -23,13 +23,8 @@
 #include "gpuleak/format/encoder.h"
 #include "gpuleak/format/records.h"
 
-#include "analysis/hints.h"
-#include "analysis/iterations.h"
-#include "analysis/replay.h"
-#include "analysis/verdicts.h"
-#include "model/site_table.h"
+#include "analysis/analyze.h"
 #include "render/renderers.h"
-#include "trace/loaded_trace.h"
 
 using namespace gpuleak::analyzer;
 
@@ -76,15 +71,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<uint8_t> sealed = with_valid_checksums(data, size);
     std::string path = input_path(sealed.data(), sealed.size());
     if (path.empty()) return 0;
-    LoadedTrace trace;
+    Analysis analysis;
+    AnalyzeOptions options;
+    options.read_modules = false;
     std::string error;
-    if (!load_trace(path, trace, error)) return 0;
-    Symbolizer symbolizer;
-    SiteTable sites(trace, symbolizer, StackMode::Merged);
-    Iterations iterations = find_iterations(trace, sites, {});
-    std::vector<Report> reports{replay(trace, sites, iterations)};
-    decide_verdicts(reports[0], iterations);
-    add_hints(reports[0], trace, iterations);
+    if (!analyze(path, options, analysis, error)) return 0;
+    std::vector<Report> reports{std::move(analysis.report)};
     std::ostringstream out;
     render_json(reports, out);
     render_text(reports[0], {}, out);

@@ -1,4 +1,4 @@
-#include "render/format_util.h"
+#include "common/format_util.h"
 
 #include <cstdio>
 

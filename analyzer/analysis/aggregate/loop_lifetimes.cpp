@@ -1,0 +1,108 @@
+#include "analysis/aggregate/loop_lifetimes.h"
+
+#include "analysis/verdicts.h"
+
+namespace gpuleak::analyzer {
+
+LoopLifetimes::LoopLifetimes(const Loops& loops)
+    : loops_(loops), crossed_(loops.loops.size(), 0), ended_(loops.loops.size(), false),
+      changed_(loops.loops.size()) {
+    for (const Loop& l : loops.loops)
+        if (!l.starts.empty()) boundaries_.push({l.starts.front(), l.id});
+}
+
+uint32_t LoopLifetimes::iteration(int64_t loop) const {
+    if (loop < 0) return 0;
+    return ended_[loop] ? crossed_[loop] + 1 : crossed_[loop];
+}
+
+uint32_t LoopLifetimes::slot(uint32_t site, uint32_t thread) {
+    uint64_t key = uint64_t{site} << 32 | thread;
+    auto [it, fresh] = slots_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
+    if (fresh) {
+        SiteLoopStats p;
+        p.site = site;
+        p.thread = thread;
+        p.loop = loops_.loop_of(site, thread);
+        pairs_.push_back(std::move(p));
+    }
+    return it->second;
+}
+
+void LoopLifetimes::touch(SiteLoopStats& p, uint32_t index) {
+    if (p.changed || p.loop < 0) return;
+    p.changed = true;
+    changed_[p.loop].push_back(index);
+}
+
+// The end of an iteration: a sample of every pair of the loop that changed in it.
+void LoopLifetimes::cross_boundary(uint32_t loop) {
+    const Loop& l = loops_.loops[loop];
+    uint32_t ending = crossed_[loop]; // the iteration that ends here (0: before the first)
+    if (crossed_[loop] < l.iterations()) {
+        crossed_[loop] += 1;
+        boundaries_.push({crossed_[loop] < l.iterations() ? l.starts[crossed_[loop]] : l.end_ts,
+                          loop});
+    } else {
+        ended_[loop] = true;
+    }
+    for (uint32_t index : changed_[loop]) {
+        SiteLoopStats& p = pairs_[index];
+        p.changed = false;
+        if (ending == 0) continue;
+        uint64_t last_bytes = p.series.empty() ? 0 : p.series.back().bytes;
+        uint64_t last_count = p.series.empty() ? 0 : p.series.back().count;
+        if (p.live_bytes != last_bytes || p.live_count != last_count)
+            p.series.push_back({ending, p.live_bytes, p.live_count});
+    }
+    changed_[loop].clear();
+}
+
+void LoopLifetimes::take_teardown() {
+    teardown_taken_ = true;
+    for (SiteLoopStats& p : pairs_) {
+        p.teardown_count = p.live_count;
+        p.teardown_bytes = p.live_bytes;
+    }
+}
+
+void LoopLifetimes::on_time(uint64_t ts) {
+    // A boundary takes effect before every event at or after its time.
+    while (!boundaries_.empty() && boundaries_.top().first <= ts) {
+        uint32_t loop = boundaries_.top().second;
+        boundaries_.pop();
+        cross_boundary(loop);
+    }
+    if (!teardown_taken_ && ts > loops_.teardown_ts) take_teardown();
+}
+
+void LoopLifetimes::on_alloc(Allocation& a) {
+    a.slot = slot(a.site, a.thread);
+    SiteLoopStats& p = pairs_[a.slot];
+    a.iteration = iteration(p.loop);
+    if (p.first_iteration < 0) p.first_iteration = a.iteration;
+    p.allocations += 1;
+    p.live_count += 1;
+    p.live_bytes += a.size;
+    touch(p, a.slot);
+}
+
+void LoopLifetimes::on_free(const Allocation& a, uint64_t, bool) {
+    SiteLoopStats& p = pairs_[a.slot];
+    if (iteration(p.loop) > a.iteration) p.outlived += 1;
+    p.live_count -= 1;
+    p.live_bytes -= a.size;
+    touch(p, a.slot);
+}
+
+void LoopLifetimes::finish(uint64_t end_ts, Report& report) {
+    on_time(~0ull);
+    if (!teardown_taken_) take_teardown();
+    (void)end_ts;
+    // Never freed: the end of the trace ended their iteration too.
+    for (SiteLoopStats& p : pairs_)
+        p.outlived += p.live_count;
+    decide_verdicts(pairs_, loops_, report);
+}
+
+} // namespace gpuleak::analyzer

@@ -1,0 +1,377 @@
+#include "analysis/loops.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/site_cache.h"
+#include "model/site_table.h"
+#include "trace/event_stream.h"
+
+namespace gpuleak::analyzer {
+namespace {
+
+constexpr uint32_t kNone = ~0u;
+
+uint64_t context_key(uint32_t parent, uint32_t function) {
+    return uint64_t{parent} << 32 | function;
+}
+
+// Python's comprehensions and generator expressions are loops by construction.
+bool is_comprehension(const std::string& function) {
+    for (const char* name : {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
+        if (function.size() >= std::char_traits<char>::length(name) &&
+            function.compare(function.size() - std::char_traits<char>::length(name),
+                             std::string::npos, name) == 0)
+            return true;
+    return false;
+}
+
+LoopStatement from_source(const CallNode& node, void*) {
+    if (node.python && is_comprehension(node.function_name))
+        return {LoopContext::InLoop, node.line};
+    return source_files().enclosing_loop(node.file, node.line, node.python);
+}
+
+struct FoundLoop {
+    uint32_t thread = 0, head = 0, parent = 0, function = 0;
+    uint64_t head_pc = 0, end_pc = 0;
+    int loop_line = 0;
+    std::vector<uint64_t> starts;
+    uint64_t last_in_body = 0, exit_ts = 0;
+    uint64_t allocations = 0;
+    int64_t output = -1; // index in finish()'s result
+};
+
+struct ThreadLoops {
+    std::vector<uint32_t> prev;
+    std::unordered_map<uint32_t, uint64_t> last_entry;              // node -> time entered
+    std::unordered_map<uint32_t, uint32_t> by_head;                 // head node -> loop
+    std::unordered_map<uint64_t, std::vector<uint32_t>> by_context; // (parent, function) -> loops
+    std::unordered_map<uint64_t, uint64_t> min_pc;                  // (parent, function) -> pc
+    std::vector<uint32_t> in_body;                                  // loops holding `prev`
+};
+
+} // namespace
+
+struct LoopFinder::State {
+    const CallTree& calls;
+    LoopOracle oracle;
+    void* oracle_context;
+    std::unordered_map<uint32_t, ThreadLoops> threads;
+    std::vector<FoundLoop> loops;
+
+    uint32_t parent_of(const std::vector<uint32_t>& path, size_t level) const {
+        return level ? path[level - 1] : 0;
+    }
+
+    void add_back_edge(ThreadLoops& t, uint32_t thread, uint64_t ts,
+                       const std::vector<uint32_t>& path, size_t level, uint64_t source_pc,
+                       int loop_line) {
+        uint32_t head = path[level];
+        const CallNode& node = calls[head];
+        auto [it, fresh] = t.by_head.try_emplace(head, static_cast<uint32_t>(loops.size()));
+        if (fresh) {
+            FoundLoop l;
+            l.thread = thread;
+            l.head = head;
+            l.parent = parent_of(path, level);
+            l.function = node.function;
+            l.head_pc = node.pc;
+            l.end_pc = std::max(node.pc, source_pc);
+            l.loop_line = loop_line;
+            auto entry = t.last_entry.find(head);
+            if (entry != t.last_entry.end() && entry->second < ts) l.starts.push_back(entry->second);
+            l.starts.push_back(ts);
+            t.by_context[context_key(l.parent, l.function)].push_back(it->second);
+            loops.push_back(std::move(l));
+            return;
+        }
+        FoundLoop& l = loops[it->second];
+        l.end_pc = std::max(l.end_pc, source_pc);
+        if (!l.loop_line) l.loop_line = loop_line;
+        if (l.starts.back() != ts) l.starts.push_back(ts);
+    }
+
+    // A back edge seen at `level`, coming from `source_pc`: placed at the innermost frame of the
+    // program's own code, from `level` outwards, whose line the source shows inside a loop.
+    void back_edge(ThreadLoops& t, uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
+                   size_t level, uint64_t source_pc) {
+        // Where no line is inside a loop statement (recursion, goto, a parser's miss), the stack
+        // has the last word.
+        size_t chosen = level;
+        LoopStatement statement{LoopContext::NotInLoop, 0};
+        for (size_t i = level + 1; i-- > 0;) {
+            if (!calls[path[i]].user) continue;
+            LoopStatement s = oracle(calls[path[i]], oracle_context);
+            if (s.context == LoopContext::NotInLoop) continue;
+            chosen = i;
+            statement = s;
+            break;
+        }
+        uint64_t pc = chosen == level ? source_pc : calls[path[chosen]].pc;
+        add_back_edge(t, thread, ts, path, chosen, pc, statement.line);
+        if (statement.context != LoopContext::Unknown) return;
+        // Without the source, a function that went back to its first position may as well have
+        // been called again by a loop around its call: count that loop too, outwards.
+        for (size_t i = chosen; i > 0;) {
+            const CallNode& n = calls[path[i]];
+            auto min = t.min_pc.find(context_key(parent_of(path, i), n.function));
+            if (min == t.min_pc.end() || n.pc != min->second) break;
+            size_t outer = i;
+            while (outer-- > 0 && !calls[path[outer]].user) {
+            }
+            if (outer >= i) break; // no frame of the program's own code further out
+            add_back_edge(t, thread, ts, path, outer, calls[path[outer]].pc, 0);
+            i = outer;
+        }
+    }
+
+    void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path) {
+        ThreadLoops& t = threads[thread];
+        const std::vector<uint32_t>& prev = t.prev;
+        size_t d = 0;
+        while (d < path.size() && d < prev.size() && path[d] == prev[d])
+            ++d;
+        if (!prev.empty()) {
+            if (d == path.size() && d == prev.size()) {
+                // The very same stack again: the innermost frame of the program's own code ran
+                // that call again.
+                for (size_t i = path.size(); i-- > 0;)
+                    if (calls[path[i]].user) {
+                        back_edge(t, thread, ts, path, i, calls[path[i]].pc);
+                        break;
+                    }
+            } else if (d < path.size() && d < prev.size()) {
+                const CallNode& now = calls[path[d]];
+                const CallNode& before = calls[prev[d]];
+                if (now.user && before.user && now.function == before.function) {
+                    if (now.pc < before.pc) back_edge(t, thread, ts, path, d, before.pc);
+                } else if (now.function != before.function && d > 0 && (now.user || before.user) &&
+                           calls[path[d - 1]].user) {
+                    back_edge(t, thread, ts, path, d - 1, calls[path[d - 1]].pc);
+                }
+            }
+        }
+        for (size_t i = d; i < path.size(); ++i) {
+            uint32_t node = path[i];
+            t.last_entry[node] = ts;
+            if (!calls[node].user) continue;
+            auto head = t.by_head.find(node);
+            if (head != t.by_head.end() && loops[head->second].starts.back() != ts)
+                loops[head->second].starts.push_back(ts);
+        }
+        std::vector<uint32_t> in_body;
+        for (size_t i = 0; i < path.size(); ++i) {
+            const CallNode& n = calls[path[i]];
+            if (!n.user) continue;
+            uint64_t key = context_key(parent_of(path, i), n.function);
+            auto [min, fresh] = t.min_pc.try_emplace(key, n.pc);
+            if (!fresh) min->second = std::min(min->second, n.pc);
+            auto loops_here = t.by_context.find(key);
+            if (loops_here == t.by_context.end()) continue;
+            for (uint32_t id : loops_here->second) {
+                FoundLoop& l = loops[id];
+                if (n.pc < l.head_pc || n.pc > l.end_pc) continue;
+                l.last_in_body = ts;
+                l.allocations += 1;
+                in_body.push_back(id);
+            }
+        }
+        for (uint32_t id : t.in_body)
+            if (std::find(in_body.begin(), in_body.end(), id) == in_body.end())
+                loops[id].exit_ts = ts;
+        t.in_body = std::move(in_body);
+        t.prev = path;
+    }
+};
+
+LoopFinder::LoopFinder(const CallTree& calls, LoopOracle oracle, void* oracle_context)
+    : state_(new State{calls, oracle ? oracle : &from_source, oracle_context, {}, {}}) {}
+
+LoopFinder::~LoopFinder() {
+    delete state_;
+}
+
+void LoopFinder::on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path) {
+    state_->on_alloc(thread, ts, path);
+}
+
+std::vector<Loop> LoopFinder::finish(uint64_t end_ts) {
+    std::vector<Loop> out;
+    for (FoundLoop& f : state_->loops) {
+        if (f.starts.size() < 2) continue;
+        Loop l;
+        l.id = static_cast<uint32_t>(out.size());
+        l.source = "inferred";
+        l.thread = f.thread;
+        l.head = f.head;
+        l.body_end_pc = f.end_pc;
+        l.loop_line = f.loop_line;
+        l.starts = f.starts;
+        l.runs_to_end = f.exit_ts <= f.last_in_body;
+        l.end_ts = l.runs_to_end ? std::max(end_ts, f.last_in_body) : f.exit_ts;
+        l.allocations = f.allocations;
+        f.output = l.id;
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) const {
+    auto t = state_->threads.find(thread);
+    if (t == state_->threads.end()) return -1;
+    for (size_t i = path.size(); i-- > 0;) {
+        const CallNode& n = state_->calls[path[i]];
+        if (!n.user) continue;
+        auto loops = t->second.by_context.find(context_key(i ? path[i - 1] : 0, n.function));
+        if (loops == t->second.by_context.end()) continue;
+        const FoundLoop* best = nullptr;
+        for (uint32_t id : loops->second) {
+            const FoundLoop& l = state_->loops[id];
+            if (l.output < 0 || n.pc < l.head_pc || n.pc > l.end_pc) continue;
+            if (!best || l.head_pc > best->head_pc) best = &l;
+        }
+        if (best) return best->output;
+    }
+    return -1;
+}
+
+int64_t Loops::main_loop() const {
+    // Marked iterations are the user's own word for what an iteration is.
+    int64_t best = -1;
+    auto marked = [](const Loop& l) { return l.source != "inferred"; };
+    for (const Loop& l : loops)
+        if (best < 0 || marked(l) > marked(loops[best]) ||
+            (marked(l) == marked(loops[best]) && l.allocations > loops[best].allocations))
+            best = l.id;
+    return best;
+}
+
+namespace {
+
+bool passes_through(const Site& site, const std::string& location) {
+    size_t colon = location.rfind(':');
+    if (colon == std::string::npos) return false;
+    std::string file = location.substr(0, colon);
+    int line = std::atoi(location.c_str() + colon + 1);
+    for (const Frame& f : site.frames) {
+        if (f.line != line || f.file.size() < file.size()) continue;
+        // "eval.py:42" matches /home/u/proj/eval.py; a path given by the user must match its tail.
+        if (f.file.compare(f.file.size() - file.size(), file.size(), file) == 0 &&
+            (f.file.size() == file.size() || f.file[f.file.size() - file.size() - 1] == '/'))
+            return true;
+    }
+    return false;
+}
+
+struct SiteThread {
+    uint32_t site, thread;
+    uint64_t first_ts;
+    uint64_t allocations = 0;
+};
+
+} // namespace
+
+Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& options) {
+    Loops out;
+    out.warmup = options.warmup;
+    out.markers = trace.markers.size();
+    LoopFinder finder(sites.calls());
+    SiteCache cache(trace, sites);
+    std::vector<std::vector<uint64_t>> site_starts(options.site_locations.size());
+    std::vector<std::vector<int8_t>> passes(options.site_locations.size());
+    std::unordered_map<uint64_t, SiteThread> seen;
+    std::vector<uint64_t> order; // site-thread keys in order of first allocation
+    for_each_event(trace, [&](const Event& e) {
+        out.end_ts = e.record->ts;
+        if (e.record->tag != format::Tag::Alloc) return;
+        uint64_t ts = e.record->ts;
+        uint32_t site = cache.site(e.thread, e.record->stack, e.record->py_stack);
+        out.teardown_ts = ts;
+        finder.on_alloc(e.thread, ts, sites.site(site).path);
+        uint64_t key = uint64_t{site} << 32 | e.thread;
+        auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.thread, ts});
+        if (fresh) order.push_back(key);
+        st->second.allocations += 1;
+        for (size_t i = 0; i < options.site_locations.size(); ++i) {
+            if (site >= passes[i].size()) passes[i].resize(site + 1, -1);
+            if (passes[i][site] < 0)
+                passes[i][site] = passes_through(sites.site(site), options.site_locations[i]);
+            if (passes[i][site] &&
+                (site_starts[i].empty() || site_starts[i].back() != ts))
+                site_starts[i].push_back(ts);
+        }
+    });
+    out.loops = finder.finish(out.end_ts);
+    // A loop still running when the program's last allocation came ends there: what follows is
+    // the program's teardown, which frees what the loop held.
+    for (Loop& l : out.loops)
+        if (l.runs_to_end) l.end_ts = out.teardown_ts + 1;
+    size_t inferred = out.loops.size();
+    auto add_marked = [&](std::string source, std::string name, std::vector<uint64_t> starts) {
+        if (starts.empty()) return;
+        Loop l;
+        l.id = static_cast<uint32_t>(out.loops.size());
+        l.source = std::move(source);
+        l.name = std::move(name);
+        l.starts = std::move(starts);
+        l.end_ts = std::max(out.teardown_ts + 1, l.starts.back());
+        l.runs_to_end = true;
+        out.loops.push_back(std::move(l));
+    };
+    std::map<std::string, std::vector<uint64_t>> by_name;
+    for (const auto& m : trace.markers)
+        by_name[m.name].push_back(m.ts);
+    for (auto& [name, starts] : by_name)
+        add_marked("markers", name, std::move(starts));
+    for (size_t i = 0; i < options.site_locations.size(); ++i)
+        add_marked("site", options.site_locations[i], std::move(site_starts[i]));
+    for (uint64_t key : order) {
+        const SiteThread& st = seen[key];
+        // A marked loop whose span holds the first allocation; the finer one if several do.
+        int64_t loop = -1;
+        for (size_t i = inferred; i < out.loops.size(); ++i) {
+            const Loop& l = out.loops[i];
+            if (st.first_ts < l.starts.front() || st.first_ts > l.end_ts) continue;
+            if (loop < 0 || l.iterations() > out.loops[loop].iterations())
+                loop = static_cast<int64_t>(i);
+        }
+        if (loop < 0) loop = finder.loop_of(st.thread, sites.site(st.site).path);
+        if (loop >= 0) out.by_site_thread[key] = static_cast<uint32_t>(loop);
+        if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
+            out.loops[loop].allocations += st.allocations;
+    }
+    return out;
+}
+
+} // namespace gpuleak::analyzer
+
+#include "analysis/report.h"
+
+namespace gpuleak::analyzer {
+
+std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& calls) {
+    std::vector<LoopSummary> out;
+    for (const Loop& l : loops.loops) {
+        LoopSummary s;
+        s.id = l.id;
+        s.source = l.source;
+        s.name = l.name;
+        s.thread = l.thread;
+        if (l.source == "inferred") {
+            const CallNode& head = calls[l.head];
+            s.function = head.function_name;
+            s.file = head.file;
+            s.line = head.line;
+        }
+        s.loop_line = l.loop_line;
+        s.iterations = l.iterations();
+        s.start_s = l.starts.empty() ? 0 : static_cast<double>(l.starts.front()) / 1e9;
+        s.end_s = static_cast<double>(l.end_ts) / 1e9;
+        s.allocations = l.allocations;
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+} // namespace gpuleak::analyzer

@@ -1,0 +1,115 @@
+// The loops of a traced program and their iterations, found from the trace itself.
+//
+// A loop shows in the stacks of the allocations it makes. On one thread, take two allocations in a
+// row and the first frame (from the outermost) where their stacks differ:
+//   - the same function at a lower position (return address, or bytecode offset) than before:
+//     execution went back in that function: a loop's back edge;
+//   - the same call position reaching a different function, or the very same stack again: that
+//     position ran again: a loop around it;
+//   - a higher position: the function moved forward, no loop; a difference inside library code
+//     (a framework's own loop or branch): the program's call goes on, no loop.
+// Only frames of the program's own code can carry loops (model/frame_origin.h). Which frame loops
+// is ambiguous when a function restarts from the top (the function loops, or its caller calls it
+// again): the source decides where it is readable (the position's line inside a for/while of its
+// function, model/source_files.h); where it is not, both are counted.
+//
+// A loop is the place the back edges return to (its head: a call position in one activation chain
+// of one thread); its body reaches from the head to the furthest position a back edge came from.
+// Each entry into the head starts an iteration, whether from before the loop or through a back
+// edge. An allocation belongs to the innermost loop whose body holds one of its frames.
+//
+// Marked iterations take precedence: markers (gpuleak_mark_iteration, NVTX ranges), one loop per
+// name, and --iteration-site FILE:LINE (each one a loop whose iterations start at the allocations
+// passing through that line). They span every thread; an allocation made between the first and the
+// last of a marked loop's iterations belongs to it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/call_tree.h"
+#include "model/source_files.h"
+
+namespace gpuleak::analyzer {
+
+struct Loop {
+    uint32_t id = 0;
+    std::string source; // "inferred", "markers", "site"
+    std::string name;   // marker name or --iteration-site location; inferred: ""
+    int64_t thread = -1; // recording thread of an inferred loop; -1: all threads
+    // Inferred: the head (CallTree node) and the body's extent in the head's function.
+    uint32_t head = 0;
+    uint64_t body_end_pc = 0;
+    int loop_line = 0; // the for/while line, where the source shows it
+    std::vector<uint64_t> starts; // iteration start times (ns), ascending; iteration k starts at
+                                  // starts[k-1]
+    uint64_t end_ts = 0;          // end of its last iteration
+    bool runs_to_end = false;     // never left before the trace ended (teardown in its last
+                                  // iteration)
+    uint64_t allocations = 0;     // allocations of its body
+    uint32_t iterations() const { return static_cast<uint32_t>(starts.size()); }
+};
+
+// Per thread, consecutive allocations in, loops out. Separate from the trace so that tests can
+// feed it paths directly.
+class LoopFinder {
+public:
+    // Says whether a call position sits inside a loop statement; by default the source files.
+    using LoopOracle = LoopStatement (*)(const CallNode& node, void* context);
+    LoopFinder(const CallTree& calls, LoopOracle oracle = nullptr, void* oracle_context = nullptr);
+    ~LoopFinder();
+    LoopFinder(const LoopFinder&) = delete;
+    LoopFinder& operator=(const LoopFinder&) = delete;
+
+    // `path`: CallTree nodes outermost first; times ascending per thread.
+    void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path);
+    // Loops with at least two iterations. `end_ts`: the time of the trace's last event.
+    std::vector<Loop> finish(uint64_t end_ts);
+    // The innermost loop holding a path on a thread, as an index into finish()'s result; -1 if
+    // none. Valid after finish().
+    int64_t loop_of(uint32_t thread, const std::vector<uint32_t>& path) const;
+
+private:
+    struct State;
+    State* state_;
+};
+
+struct LoopOptions {
+    std::vector<std::string> site_locations; // --iteration-site FILE:LINE, each a loop
+    uint32_t warmup = 0;                     // iterations of each loop the verdicts ignore
+};
+
+struct LoadedTrace;
+class SiteTable;
+
+struct Loops {
+    std::vector<Loop> loops;
+    uint32_t warmup = 0;
+    uint64_t markers = 0;         // marker records in the trace
+    uint64_t teardown_ts = 0;     // the process's last allocation: what comes after is teardown
+    uint64_t end_ts = 0;          // the trace's last event
+    // (site << 32 | thread) -> loop index, for every pair that allocates inside a loop.
+    std::unordered_map<uint64_t, uint32_t> by_site_thread;
+    int64_t loop_of(uint32_t site, uint32_t thread) const {
+        auto it = by_site_thread.find(uint64_t{site} << 32 | thread);
+        return it == by_site_thread.end() ? int64_t{-1} : int64_t{it->second};
+    }
+    // The marked loop, else the loop, holding most allocations (the program's main loop); -1 if
+    // none.
+    int64_t main_loop() const;
+};
+
+// One pass over the trace's events.
+Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& options);
+
+} // namespace gpuleak::analyzer
+
+namespace gpuleak::analyzer {
+
+struct LoopSummary;
+// What a report says of each loop: where its head is, its for/while line, iterations, span.
+std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& calls);
+
+} // namespace gpuleak::analyzer

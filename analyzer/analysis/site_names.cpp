@@ -1,0 +1,86 @@
+#include "analysis/site_names.h"
+
+#include <map>
+#include <tuple>
+
+#include "common/format_util.h"
+#include "model/source_files.h"
+
+namespace gpuleak::analyzer {
+namespace {
+
+// The frames of the program's own code outside the headline, innermost first.
+std::vector<const Frame*> callers(const Site& site) {
+    std::vector<const Frame*> out;
+    for (size_t i = site.headline_index + 1; i < site.frames.size(); ++i)
+        if (site.frames[i].origin == FrameOrigin::User) out.push_back(&site.frames[i]);
+    return out;
+}
+
+std::string caller_name(const Frame& f, const Frame& inner) {
+    std::string name = frame_function(f);
+    if (f.file != inner.file) return name + " (" + frame_location(f) + ")";
+    return f.line ? name + ":" + std::to_string(f.line) : name;
+}
+
+using Key = std::tuple<std::string, std::string, int>;
+
+Key key_of(const Frame& f) {
+    return {f.function, f.file, f.line};
+}
+
+} // namespace
+
+std::string headline_name(const Site& site) {
+    const Frame* f = site.headline();
+    return f ? frame_function(*f) + " at " + frame_location(*f) : "unknown site";
+}
+
+void name_sites(Report& report) {
+    const SiteTable& table = *report.site_table;
+    report.names.assign(report.sites.size(), {});
+    std::map<Key, std::vector<uint32_t>> by_headline;
+    for (const SiteStats& s : report.sites) {
+        const Site& site = table.site(s.site);
+        report.names[s.site].label = headline_name(site);
+        const Frame* f = site.headline();
+        if (!f) continue;
+        report.names[s.site].source = source_files().line(f->file, f->line);
+        by_headline[key_of(*f)].push_back(s.site);
+    }
+    for (const auto& [key, group] : by_headline) {
+        if (group.size() < 2) continue;
+        std::vector<std::vector<const Frame*>> chains;
+        size_t longest = 0;
+        for (uint32_t id : group) {
+            chains.push_back(callers(table.site(id)));
+            longest = std::max(longest, chains.back().size());
+        }
+        // The fewest callers that make the names distinct.
+        size_t depth = 1;
+        for (; depth <= longest; ++depth) {
+            std::map<std::vector<Key>, int> seen;
+            bool unique = true;
+            for (const auto& chain : chains) {
+                std::vector<Key> prefix;
+                for (size_t i = 0; i < depth && i < chain.size(); ++i)
+                    prefix.push_back(key_of(*chain[i]));
+                unique = unique && ++seen[prefix] == 1;
+            }
+            if (unique) break;
+        }
+        bool unique = depth <= longest;
+        depth = std::min(depth, longest);
+        for (size_t g = 0; g < group.size(); ++g) {
+            std::string& label = report.names[group[g]].label;
+            const Frame* inner = table.site(group[g]).headline();
+            for (size_t i = 0; i < depth && i < chains[g].size(); ++i) {
+                label += " ← " + caller_name(*chains[g][i], *inner);
+                inner = chains[g][i];
+            }
+            if (!unique) label += " (site #" + std::to_string(group[g]) + ")";
+        }
+    }
+}
+
+} // namespace gpuleak::analyzer

@@ -1,0 +1,48 @@
+// The traced program's source text, read once per file (offline, on the machine that analyzes the
+// trace; absent files are simply unknown). It quotes a site's line and tells loop detection whether
+// a line sits inside a loop statement, which a stack alone cannot say: a function that allocates
+// at the same positions again was either called again by a loop around the call, or loops itself.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpuleak::analyzer {
+
+enum class LoopContext { InLoop, NotInLoop, Unknown };
+
+struct LoopStatement {
+    LoopContext context = LoopContext::Unknown;
+    int line = 0; // the `for` / `while` line when InLoop
+};
+
+class SourceFiles {
+public:
+    // The line without surrounding blanks; "" when unknown.
+    const std::string& line(const std::string& file, int line);
+    // Whether `line` is inside a for/while/do loop (or a comprehension) of the code around it:
+    // Python by indentation up to the enclosing def; C and C++ by the enclosing blocks and
+    // statements, comments and literals ignored.
+    LoopStatement enclosing_loop(const std::string& file, int line, bool python);
+
+private:
+    struct File {
+        bool read = false;
+        std::vector<std::string> raw;     // as in the file
+        std::vector<std::string> trimmed; // blanks removed at both ends
+        std::string code;                 // C-like text with comments and literals blanked
+        std::vector<size_t> line_start;   // offsets of lines in `code`
+        std::map<int, LoopStatement> loops;
+    };
+    File& load(const std::string& file);
+    LoopStatement python_loop(const File& f, int line) const;
+    LoopStatement c_loop(File& f, int line);
+
+    std::map<std::string, File> files_;
+};
+
+// One cache for the whole analysis.
+SourceFiles& source_files();
+
+} // namespace gpuleak::analyzer
