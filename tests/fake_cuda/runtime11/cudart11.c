@@ -68,5 +68,6 @@ int cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long lo
 
 /* Code built with per-thread default stream: "default" (0) means per-thread (2). */
 int cudaGetDriverEntryPoint_ptsz(const char* symbol, void** funcPtr, unsigned long long flags) {
-    return entry_point(symbol, funcPtr, flags == 0 ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : flags);
+    return entry_point(symbol, funcPtr,
+                       flags == 0 ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : flags);
 }
