@@ -20,6 +20,21 @@ constexpr size_t kOomsKept = 100;
 constexpr size_t kOomSitesKept = 20;
 constexpr size_t kSizeSampleKept = 1 << 20; // allocation sizes kept for the median
 
+// Which live_*_end[] class a memory kind counts in (report.h).
+int live_slot(MemKind kind) {
+    switch (kind) {
+    case MemKind::Managed:
+        return 1;
+    case MemKind::PinnedHost:
+    case MemKind::HostRegistered:
+        return 2;
+    case MemKind::Imported:
+        return 3;
+    default: // device, array, graph
+        return 0;
+    }
+}
+
 struct LiveAllocation {
     uint64_t size;
     uint32_t site;
@@ -101,8 +116,8 @@ private:
 
     void change_live(const LiveAllocation& a, bool add) {
         SiteStats& st = stats(a.site);
-        int k = static_cast<int>(a.kind);
-        if (a.kind == MemKind::Device && site_epoch_[a.site] != peak_epoch_) {
+        int k = live_slot(a.kind);
+        if (k == 0 && site_epoch_[a.site] != peak_epoch_) {
             // Lazy peak snapshot (see replay.h): unchanged since the last peak, so this is its
             // value then.
             site_epoch_[a.site] = peak_epoch_;
@@ -116,7 +131,7 @@ private:
         }
         st.peak_live_bytes = std::max(
             st.peak_live_bytes, st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2]);
-        if (a.kind != MemKind::Device) return;
+        if (k != 0) return;
         device_live_ = add ? device_live_ + a.size : device_live_ - a.size;
         if (device_live_ > report_.summary.peak_bytes) {
             report_.summary.peak_bytes = device_live_;
@@ -171,7 +186,7 @@ private:
             }
             change_live(a, true);
         } else {
-            add(r.address, r.kind == MemKind::PinnedHost, a);
+            add(r.address, live_slot(r.kind) == 2, a);
         }
         if (largest_.size() == kLargestKept && r.size <= largest_.back().bytes) return;
         // Largest first; after the ones of equal size already kept (as a stable sort would place
@@ -316,6 +331,8 @@ private:
             s.managed_live_count_end += st.live_count_end[1];
             s.pinned_live_bytes_end += st.live_bytes_end[2];
             s.pinned_live_count_end += st.live_count_end[2];
+            s.imported_live_bytes_end += st.live_bytes_end[3];
+            s.imported_live_count_end += st.live_count_end[3];
             if (st.at_global_peak) report_.peak_by_site.push_back({st.site, st.at_global_peak});
         }
         std::sort(report_.peak_by_site.begin(), report_.peak_by_site.end(),

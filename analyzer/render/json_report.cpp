@@ -81,7 +81,7 @@ Json report_json(const Report& r) {
         for (int a = 0; a < static_cast<int>(format::Api::Count); ++a)
             if (st.apis_seen >> a & 1)
                 apis.push_back(format::api_name(static_cast<format::Api>(a)));
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < format::kMemKindCount; ++k)
             if (st.kinds_seen >> k & 1)
                 kinds.push_back(format::kind_name(static_cast<format::MemKind>(k)));
         sites.push_back(

@@ -70,7 +70,20 @@ void* runtime_real(std::atomic<void*>& cache, const char* symbol) {
     X(cudaMallocManaged, cudaMallocManaged, (void** ptr, size_t size, unsigned int flags),         \
       (ptr, size, flags))                                                                          \
     X(cudaMallocPitch, cudaMallocPitch, (void** ptr, size_t* pitch, size_t width, size_t height),  \
-      (ptr, pitch, width, height))
+      (ptr, pitch, width, height))                                                                 \
+    X(cudaMalloc3D, cudaMalloc3D, (cudaPitchedPtr * ptr, cudaExtent extent), (ptr, extent))        \
+    X(cudaMallocArray, cudaMallocArray,                                                            \
+      (cudaArray_t * array, const cudaChannelFormatDesc* desc, size_t width, size_t height,        \
+       unsigned int flags),                                                                        \
+      (array, desc, width, height, flags))                                                         \
+    X(cudaMalloc3DArray, cudaMalloc3DArray,                                                        \
+      (cudaArray_t * array, const cudaChannelFormatDesc* desc, cudaExtent extent,                  \
+       unsigned int flags),                                                                        \
+      (array, desc, extent, flags))                                                                \
+    X(cudaFreeArray, cudaFreeArray, (cudaArray_t array), (array))                                  \
+    X(cudaHostRegister, cudaHostRegister, (void* ptr, size_t size, unsigned int flags),            \
+      (ptr, size, flags))                                                                          \
+    X(cudaHostUnregister, cudaHostUnregister, (void* ptr), (ptr))
 
 namespace {
 #define GPULEAK_RT_CACHE(sym, tag, params, args) std::atomic<void*> g_real_##sym{nullptr};

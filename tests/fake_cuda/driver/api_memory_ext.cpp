@@ -131,8 +131,8 @@ template <typename Handle> CUresult import_block(CUdeviceptr* out, const Handle&
     if (out == nullptr || std::memcmp(r.magic, kExportMagic, sizeof r.magic) != 0 || r.bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     std::uintptr_t address = 0;
-    const CUresult rc = fakecuda::allocate(Kind::imported, fakecuda::current_device(), r.bytes,
-                                           false, &address);
+    const CUresult rc =
+        fakecuda::allocate(Kind::imported, fakecuda::current_device(), r.bytes, false, &address);
     if (rc == CUDA_SUCCESS) *out = address;
     return rc;
 }
@@ -264,8 +264,8 @@ FAKECUDA_ACCEPT(cuMemHostGetFlags, (unsigned int* pFlags, void* p), {
 // --- IPC and pool pointer export -------------------------------------------------------------
 FAKECUDA_ACCEPT(cuIpcGetMemHandle, (CUipcMemHandle * pHandle, CUdeviceptr dptr),
                 { rc = export_block(pHandle, dptr); })
-FAKECUDA_ACCEPT(cuIpcOpenMemHandle, (CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags),
-                {
+FAKECUDA_ACCEPT(cuIpcOpenMemHandle,
+                (CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags), {
                     (void)Flags;
                     rc = import_block(pdptr, handle);
                 })
@@ -287,15 +287,15 @@ FAKECUDA_ACCEPT(cuMemPoolImportPointer,
                 })
 
 // --- external memory -------------------------------------------------------------------------
-FAKECUDA_ACCEPT(cuImportExternalMemory,
-                (CUexternalMemory * extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc),
-                {
-                    if (extMem_out == nullptr || memHandleDesc == nullptr || memHandleDesc->size == 0)
-                        rc = CUDA_ERROR_INVALID_VALUE;
-                    else
-                        *extMem_out =
-                            reinterpret_cast<CUexternalMemory>(new ExternalMemory{memHandleDesc->size});
-                })
+FAKECUDA_ACCEPT(
+    cuImportExternalMemory,
+    (CUexternalMemory * extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc), {
+        if (extMem_out == nullptr || memHandleDesc == nullptr || memHandleDesc->size == 0)
+            rc = CUDA_ERROR_INVALID_VALUE;
+        else
+            *extMem_out =
+                reinterpret_cast<CUexternalMemory>(new ExternalMemory{memHandleDesc->size});
+    })
 FAKECUDA_ACCEPT(cuExternalMemoryGetMappedBuffer,
                 (CUdeviceptr * devPtr, CUexternalMemory extMem,
                  const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc),

@@ -162,7 +162,7 @@ FAKECUDA_ACCEPT(cuKernelGetAttribute,
                         rc = CUDA_ERROR_INVALID_VALUE;
                     else
                         *pi = attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
-                              : attrib == CU_FUNC_ATTRIBUTE_NUM_REGS           ? 32
+                              : attrib == CU_FUNC_ATTRIBUTE_NUM_REGS            ? 32
                               : attrib == CU_FUNC_ATTRIBUTE_PTX_VERSION ||
                                       attrib == CU_FUNC_ATTRIBUTE_BINARY_VERSION
                                   ? 90
@@ -197,11 +197,12 @@ FAKECUDA_ACCEPT(cuFuncGetAttribute, (int* pi, CUfunction_attribute attrib, CUfun
     if (pi == nullptr)
         rc = CUDA_ERROR_INVALID_VALUE;
     else
-        *pi = attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
-              : attrib == CU_FUNC_ATTRIBUTE_NUM_REGS           ? 32
-              : attrib == CU_FUNC_ATTRIBUTE_PTX_VERSION || attrib == CU_FUNC_ATTRIBUTE_BINARY_VERSION
-                  ? 90
-                  : 0;
+        *pi =
+            attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
+            : attrib == CU_FUNC_ATTRIBUTE_NUM_REGS            ? 32
+            : attrib == CU_FUNC_ATTRIBUTE_PTX_VERSION || attrib == CU_FUNC_ATTRIBUTE_BINARY_VERSION
+                ? 90
+                : 0;
 })
 FAKECUDA_ACCEPT(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value), {
     (void)hfunc;

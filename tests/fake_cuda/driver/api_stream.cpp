@@ -57,8 +57,7 @@ Node* add_node(Graph* g, CUgraphNodeType type, CUdeviceptr dptr, std::size_t byt
 CUresult alloc_node(Graph* g, CUgraphNode* node, CUdeviceptr* dptr, std::size_t bytes, int device) {
     std::uintptr_t address = 0;
     if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-    const CUresult rc =
-        fakecuda::allocate(fakecuda::Kind::device, device, bytes, false, &address);
+    const CUresult rc = fakecuda::allocate(fakecuda::Kind::device, device, bytes, false, &address);
     if (rc != CUDA_SUCCESS) return rc;
     Node* n = add_node(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC, address, bytes);
     if (node != nullptr) *node = reinterpret_cast<CUgraphNode>(n);
@@ -130,13 +129,16 @@ CUresult copy3d(const CUDA_MEMCPY3D* c) {
 template <typename T> CUresult fill(CUdeviceptr dst, T value, std::size_t n) {
     if (n != 0 && dst == 0) return CUDA_ERROR_INVALID_VALUE;
     auto* p = static_cast<T*>(ptr(dst));
-    for (std::size_t i = 0; i < n; ++i) p[i] = value;
+    for (std::size_t i = 0; i < n; ++i)
+        p[i] = value;
     return CUDA_SUCCESS;
 }
 template <typename T>
-CUresult fill2d(CUdeviceptr dst, std::size_t pitch, T value, std::size_t width, std::size_t height) {
+CUresult fill2d(CUdeviceptr dst, std::size_t pitch, T value, std::size_t width,
+                std::size_t height) {
     for (std::size_t row = 0; row < height; ++row)
-        if (const CUresult rc = fill(dst + row * pitch, value, width); rc != CUDA_SUCCESS) return rc;
+        if (const CUresult rc = fill(dst + row * pitch, value, width); rc != CUDA_SUCCESS)
+            return rc;
     return CUDA_SUCCESS;
 }
 
@@ -149,7 +151,8 @@ bool stream_capturing(CUstream stream, bool per_thread) noexcept {
     return s != nullptr && s->capture.load() != nullptr;
 }
 
-CUresult graph_alloc(CUstream stream, bool per_thread, CUdeviceptr* dptr, std::size_t bytes) noexcept {
+CUresult graph_alloc(CUstream stream, bool per_thread, CUdeviceptr* dptr,
+                     std::size_t bytes) noexcept {
     Stream* s = stream_of(stream, per_thread);
     Graph* g = s != nullptr ? s->capture.load() : nullptr;
     if (g == nullptr || dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -200,13 +203,13 @@ FAKECUDA_STREAM_TWINS(cuStreamWaitEvent, cuStreamWaitEvent_ptsz,
                           (void)Flags;
                           if (hEvent == nullptr) rc = CUDA_ERROR_INVALID_HANDLE;
                       })
-FAKECUDA_STREAM_TWINS(cuStreamGetFlags, cuStreamGetFlags_ptsz, (CUstream hStream, unsigned int* flags),
-                      {
+FAKECUDA_STREAM_TWINS(cuStreamGetFlags, cuStreamGetFlags_ptsz,
+                      (CUstream hStream, unsigned int* flags), {
                           const Stream* s = stream_of(hStream, false);
                           if (flags != nullptr) *flags = s != nullptr ? s->flags : 0;
                       })
-FAKECUDA_STREAM_TWINS(cuStreamGetPriority, cuStreamGetPriority_ptsz, (CUstream hStream, int* priority),
-                      {
+FAKECUDA_STREAM_TWINS(cuStreamGetPriority, cuStreamGetPriority_ptsz,
+                      (CUstream hStream, int* priority), {
                           const Stream* s = stream_of(hStream, false);
                           if (priority != nullptr) *priority = s != nullptr ? s->priority : 0;
                       })
@@ -215,8 +218,8 @@ FAKECUDA_STREAM_TWINS(cuStreamGetId, cuStreamGetId_ptsz,
                           const Stream* s = stream_of(hStream, false);
                           if (streamId != nullptr) *streamId = s != nullptr ? s->id : 1;
                       })
-FAKECUDA_STREAM_TWINS(cuStreamGetDevice, cuStreamGetDevice_ptsz, (CUstream hStream, CUdevice* device),
-                      {
+FAKECUDA_STREAM_TWINS(cuStreamGetDevice, cuStreamGetDevice_ptsz,
+                      (CUstream hStream, CUdevice* device), {
                           const Stream* s = stream_of(hStream, false);
                           if (device != nullptr)
                               *device = s != nullptr && s != &t_per_thread
@@ -261,8 +264,8 @@ FAKECUDA_STREAM_TWINS(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz,
                           else if (!s->capture.compare_exchange_strong(none, new Graph))
                               rc = CUDA_ERROR_ILLEGAL_STATE;
                       })
-FAKECUDA_STREAM_TWINS(cuStreamEndCapture, cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph* phGraph),
-                      {
+FAKECUDA_STREAM_TWINS(cuStreamEndCapture, cuStreamEndCapture_ptsz,
+                      (CUstream hStream, CUgraph* phGraph), {
                           Stream* s = stream_of(hStream, false);
                           Graph* g = s != nullptr ? s->capture.exchange(nullptr) : nullptr;
                           if (g == nullptr)
@@ -271,10 +274,9 @@ FAKECUDA_STREAM_TWINS(cuStreamEndCapture, cuStreamEndCapture_ptsz, (CUstream hSt
                               *phGraph = reinterpret_cast<CUgraph>(g);
                       })
 FAKECUDA_STREAM_TWINS(cuStreamGetCaptureInfo_v3, cuStreamGetCaptureInfo_v3_ptsz,
-                      (CUstream hStream, CUstreamCaptureStatus * captureStatus_out,
-                       cuuint64_t * id_out, CUgraph * graph_out,
-                       const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
-                       size_t* numDependencies_out),
+                      (CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
+                       cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                       const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out),
                       {
                           Stream* s = stream_of(hStream, false);
                           Graph* g = s != nullptr ? s->capture.load() : nullptr;
@@ -334,8 +336,8 @@ FAKECUDA_ACCEPT(cuGraphAddEmptyNode,
                     if (hGraph == nullptr || phGraphNode == nullptr)
                         rc = CUDA_ERROR_INVALID_VALUE;
                     else
-                        *phGraphNode = reinterpret_cast<CUgraphNode>(
-                            add_node(reinterpret_cast<Graph*>(hGraph), CU_GRAPH_NODE_TYPE_EMPTY, 0, 0));
+                        *phGraphNode = reinterpret_cast<CUgraphNode>(add_node(
+                            reinterpret_cast<Graph*>(hGraph), CU_GRAPH_NODE_TYPE_EMPTY, 0, 0));
                 })
 FAKECUDA_ACCEPT(cuGraphAddKernelNode_v2,
                 (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
@@ -400,7 +402,7 @@ FAKECUDA_ACCEPT(cuGraphInstantiateWithFlags,
                 })
 FAKECUDA_STREAM_TWINS(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz,
                       (CUgraphExec * phGraphExec, CUgraph hGraph,
-                       CUDA_GRAPH_INSTANTIATE_PARAMS * instantiateParams),
+                       CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams),
                       {
                           if (phGraphExec == nullptr || hGraph == nullptr) {
                               rc = CUDA_ERROR_INVALID_VALUE;
@@ -507,8 +509,8 @@ FAKECUDA_STREAM_TWINS(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
                       })
 FAKECUDA_STREAM_TWINS(cuMemcpy2D_v2, cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D* pCopy),
                       { rc = copy2d(pCopy); })
-FAKECUDA_STREAM_TWINS(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D* pCopy),
-                      { rc = copy2d(pCopy); })
+FAKECUDA_STREAM_TWINS(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds,
+                      (const CUDA_MEMCPY2D* pCopy), { rc = copy2d(pCopy); })
 FAKECUDA_STREAM_TWINS(cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz,
                       (const CUDA_MEMCPY2D* pCopy, CUstream hStream), {
                           (void)hStream;

@@ -5,10 +5,10 @@
 // Layouts, and the keyed hash of the integrity check, follow the reverse engineering published by
 // the ZLUDA project (vosen/ZLUDA, dark_api); this is our own implementation of what it describes.
 // Each slot the runtime calls is counted under its own name ("export_cudart_primary_ctx", ...).
+#include "export_tables.hpp"
 #include "call_log.hpp"
 #include "call_names.hpp"
 #include "device_state.hpp"
-#include "export_tables.hpp"
 #include "modules.hpp"
 
 #include <pthread.h>
@@ -94,8 +94,8 @@ void hooks_buffer2(void** ptr, std::size_t* size) {
     *size = sizeof g_hooks_buffer2;
 }
 
-Slot g_tools_callbacks[7] = {size_slot(7), nullptr, slot(&hooks_buffer1), nullptr, nullptr,
-                             nullptr,      slot(&hooks_buffer2)};
+Slot g_tools_callbacks[7] = {size_slot(7), nullptr, slot(&hooks_buffer1), nullptr,
+                             nullptr,      nullptr, slot(&hooks_buffer2)};
 
 // --- tools TLS {42d85a81-23f6-cb47-8298-f6e78a3aecdc} ------------------------------------------
 Slot g_tools_tls[4] = {size_slot(4), nullptr, nullptr, nullptr};
@@ -185,17 +185,21 @@ class Md2 {
 public:
     void update(const void* data, std::size_t n) {
         const auto* p = static_cast<const unsigned char*>(data);
-        for (std::size_t i = 0; i < n; ++i) byte(p[i]);
+        for (std::size_t i = 0; i < n; ++i)
+            byte(p[i]);
     }
     void update_xored(const unsigned char* data, std::size_t n, unsigned char mask) {
-        for (std::size_t i = 0; i < n; ++i) byte(static_cast<unsigned char>(data[i] ^ mask));
+        for (std::size_t i = 0; i < n; ++i)
+            byte(static_cast<unsigned char>(data[i] ^ mask));
     }
     void finish(unsigned char digest[16]) {
         const auto pad = static_cast<unsigned char>(16 - count_);
-        for (unsigned i = 0; i < pad; ++i) byte(pad);
+        for (unsigned i = 0; i < pad; ++i)
+            byte(pad);
         unsigned char checksum[16];
         std::memcpy(checksum, checksum_, 16);
-        for (unsigned char c : checksum) byte(c);
+        for (unsigned char c : checksum)
+            byte(c);
         std::memcpy(digest, state_, 16);
     }
 
@@ -212,7 +216,8 @@ private:
         }
         unsigned t = 0;
         for (unsigned round = 0; round < 18; ++round) {
-            for (unsigned char& x : state_) t = x ^= kMd2S[t];
+            for (unsigned char& x : state_)
+                t = x ^= kMd2S[t];
             t = (t + round) & 0xff;
         }
     }
@@ -366,6 +371,6 @@ CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTable
     const auto* b = reinterpret_cast<const unsigned char*>(pExportTableId->bytes);
     return call.done(CUDA_ERROR_NOT_SUPPORTED,
                      "unknown %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-                     b[13], b[14], b[15]);
+                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                     b[12], b[13], b[14], b[15]);
 }
