@@ -284,3 +284,82 @@ FAKECUDA_ACCEPT(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void* use
     else
         fn(userData);
 })
+
+// What cuBLASLt looks up by name on its libcuda handle (dlsym) besides the above.
+FAKECUDA_ACCEPT(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                (int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize), {
+                    (void)func;
+                    (void)dynamicSMemSize;
+                    if (numBlocks == nullptr)
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    else
+                        *numBlocks = blockSize > 0 ? 2048 / blockSize : 1;
+                })
+// Tensor maps (TMA descriptors) are opaque to the program: any 128 bytes do.
+FAKECUDA_ACCEPT(cuTensorMapEncodeTiled,
+                (CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+                 void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides,
+                 const cuuint32_t* boxDim, const cuuint32_t* elementStrides,
+                 CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                 CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill),
+                {
+                    (void)tensorDataType, (void)tensorRank, (void)globalAddress, (void)globalDim,
+                        (void)globalStrides, (void)boxDim, (void)elementStrides, (void)interleave,
+                        (void)swizzle, (void)l2Promotion, (void)oobFill;
+                    if (tensorMap == nullptr)
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    else
+                        std::memset(tensorMap, 0, sizeof *tensorMap);
+                })
+FAKECUDA_ACCEPT(cuCtxPushCurrent, (CUcontext ctx), {
+    const int device = fakecuda::device_of_context(ctx);
+    if (device < 0)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else
+        fakecuda::set_current_device(device);
+})
+FAKECUDA_ACCEPT(cuCtxPopCurrent, (CUcontext * pctx), {
+    if (pctx != nullptr) *pctx = fakecuda::primary_context(fakecuda::current_device());
+})
+// JIT linking: the "linked image" is a few bytes any module loader of the fake accepts.
+namespace {
+char g_linked_image[16] = "fakecuda-linked";
+}
+FAKECUDA_ACCEPT(cuLinkCreate_v2,
+                (unsigned int numOptions, CUjit_option* options, void** optionValues,
+                 CUlinkState* stateOut),
+                {
+                    (void)numOptions;
+                    (void)options;
+                    (void)optionValues;
+                    if (stateOut == nullptr)
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    else
+                        *stateOut = reinterpret_cast<CUlinkState>(new_library());
+                })
+FAKECUDA_ACCEPT(cuLinkAddData_v2,
+                (CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                 unsigned int numOptions, CUjit_option* options, void** optionValues),
+                {
+                    (void)type, (void)data, (void)size, (void)name, (void)numOptions, (void)options,
+                        (void)optionValues;
+                    if (state == nullptr) rc = CUDA_ERROR_INVALID_HANDLE;
+                })
+FAKECUDA_ACCEPT(cuLinkAddFile_v2,
+                (CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions,
+                 CUjit_option* options, void** optionValues),
+                {
+                    (void)type, (void)path, (void)numOptions, (void)options, (void)optionValues;
+                    if (state == nullptr) rc = CUDA_ERROR_INVALID_HANDLE;
+                })
+FAKECUDA_ACCEPT(cuLinkComplete, (CUlinkState state, void** cubinOut, size_t* sizeOut), {
+    if (state == nullptr) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else {
+        if (cubinOut != nullptr) *cubinOut = g_linked_image;
+        if (sizeOut != nullptr) *sizeOut = sizeof g_linked_image;
+    }
+})
+FAKECUDA_ACCEPT(cuLinkDestroy, (CUlinkState state), {
+    if (state == nullptr) rc = CUDA_ERROR_INVALID_HANDLE;
+})

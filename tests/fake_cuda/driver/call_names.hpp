@@ -261,6 +261,15 @@ inline constexpr auto kCallNames = std::to_array<std::string_view>({
     "export_cudart_module_from_wrapper_ext",
     "export_cudart_primary_ctx",
     "export_integrity_check",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cuTensorMapEncodeTiled",
+    "cuCtxPushCurrent",
+    "cuCtxPopCurrent",
+    "cuLinkCreate_v2",
+    "cuLinkAddData_v2",
+    "cuLinkAddFile_v2",
+    "cuLinkComplete",
+    "cuLinkDestroy",
 });
 
 // consteval, so a misspelt name in an entry point is a compile error rather than a silent -1.
