@@ -152,15 +152,14 @@ TEST_P(RealRuntime, EveryAllocationPathIsTracedAsTheDriverCountsIt) {
     // The trace's counts are the driver's.
     auto calls = driver_calls(t.plain.output);
     const Json& summary = t.report["summary"];
-    EXPECT_EQ(summary["allocations"],
-              sum(calls, {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
-                          "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz",
-                          "cuMemAllocManaged", "cuMemHostAlloc", "cuMemAllocHost_v2",
-                          "cuMemAllocPitch_v2", "cuArrayCreate_v2", "cuArray3DCreate_v2",
-                          "cuMipmappedArrayCreate", "cuMemHostRegister_v2",
-                          "cuGraphAddMemAllocNode", "cuIpcOpenMemHandle_v2",
-                          "cuMemPoolImportPointer", "cuExternalMemoryGetMappedBuffer",
-                          "cuMemCreate"}));
+    EXPECT_EQ(
+        summary["allocations"],
+        sum(calls, {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
+                    "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", "cuMemAllocManaged",
+                    "cuMemHostAlloc", "cuMemAllocHost_v2", "cuMemAllocPitch_v2", "cuArrayCreate_v2",
+                    "cuArray3DCreate_v2", "cuMipmappedArrayCreate", "cuMemHostRegister_v2",
+                    "cuGraphAddMemAllocNode", "cuIpcOpenMemHandle_v2", "cuMemPoolImportPointer",
+                    "cuExternalMemoryGetMappedBuffer", "cuMemCreate"}));
     EXPECT_EQ(summary["frees"].get<long>() + summary["unknown_frees"].get<long>() +
                   summary["failed_frees"].get<long>(),
               sum(calls, {"cuMemFree_v2", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemFreeHost",
@@ -181,10 +180,10 @@ TEST(RealRuntime, CublasWorkspaceAndGemmAreTraced) {
     ASSERT_FALSE(t.report.is_null());
     auto calls = driver_calls(t.plain.output);
     const Json& summary = t.report["summary"];
-    long allocs = sum(calls, {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
-                              "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz",
-                              "cuMemAllocManaged", "cuMemHostAlloc", "cuMemAllocHost_v2",
-                              "cuMemAllocPitch_v2", "cuMemCreate"});
+    long allocs =
+        sum(calls, {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
+                    "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", "cuMemAllocManaged",
+                    "cuMemHostAlloc", "cuMemAllocHost_v2", "cuMemAllocPitch_v2", "cuMemCreate"});
     EXPECT_EQ(summary["allocations"], allocs);
     const Json& matrices = site_of(t.report, "real_cublas_matrices");
     EXPECT_EQ(matrices["allocations"], 3);

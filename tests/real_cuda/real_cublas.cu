@@ -4,10 +4,10 @@
 // its own, and that the trace's counts equal the driver's.
 //
 // Ground truth: real_cublas_matrices allocates 3 x 64 x 64 floats (16384 bytes each) with
-// cudaMalloc and frees them; whatever cuBLAS allocates inside cublasCreate / cublasSgemm is freed by
-// cublasDestroy. Output: one line per step (name and status), then the driver's own counts.
-// Exit status 0 unless the driver's counters cannot be read: a cuBLAS status is data for the test
-// (on the fake driver cublasCreate still answers 14, CUBLAS_STATUS_INTERNAL_ERROR; see
+// cudaMalloc and frees them; whatever cuBLAS allocates inside cublasCreate / cublasSgemm is freed
+// by cublasDestroy. Output: one line per step (name and status), then the driver's own counts. Exit
+// status 0 unless the driver's counters cannot be read: a cuBLAS status is data for the test (on
+// the fake driver cublasCreate still answers 14, CUBLAS_STATUS_INTERNAL_ERROR; see
 // tests/fake_cuda/README.md), compared between the runs with and without the tracer.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -54,18 +54,18 @@ int main() {
     for (float* m : {a, b, c})
         step("cudaFree", cudaFree(m));
     void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    auto calls = driver ? reinterpret_cast<long (*)(const char*)>(dlsym(driver, "fakecuda_calls"))
-                        : nullptr;
+    auto calls =
+        driver ? reinterpret_cast<long (*)(const char*)>(dlsym(driver, "fakecuda_calls")) : nullptr;
     if (!calls) {
         std::printf("driver-calls unavailable\n");
         return 1;
     }
     std::printf("driver-calls");
-    for (const char* n : {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
-                          "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz",
-                          "cuMemAllocManaged", "cuMemHostAlloc", "cuMemAllocHost_v2",
-                          "cuMemAllocPitch_v2", "cuMemFree_v2", "cuMemFreeAsync",
-                          "cuMemFreeAsync_ptsz", "cuMemFreeHost", "cuMemCreate", "cuMemRelease"})
+    for (const char* n :
+         {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz", "cuMemAllocFromPoolAsync",
+          "cuMemAllocFromPoolAsync_ptsz", "cuMemAllocManaged", "cuMemHostAlloc",
+          "cuMemAllocHost_v2", "cuMemAllocPitch_v2", "cuMemFree_v2", "cuMemFreeAsync",
+          "cuMemFreeAsync_ptsz", "cuMemFreeHost", "cuMemCreate", "cuMemRelease"})
         std::printf(" %s=%ld", n, calls(n));
     std::printf("\n");
     std::printf("failures %d\n", g_failures);

@@ -197,22 +197,41 @@ __attribute__((noinline)) void real_external_transient() {
 // The driver's own counters (tests/fake_cuda/include/fakecuda.h), read through the loaded libcuda.
 static void print_driver_counts() {
     void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    auto calls = driver ? reinterpret_cast<long (*)(const char*)>(dlsym(driver, "fakecuda_calls"))
-                        : nullptr;
+    auto calls =
+        driver ? reinterpret_cast<long (*)(const char*)>(dlsym(driver, "fakecuda_calls")) : nullptr;
     if (!calls) {
         std::printf("driver-calls unavailable\n");
         ++g_failures;
         return;
     }
-    const char* names[] = {
-        "cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz", "cuMemAllocFromPoolAsync",
-        "cuMemAllocFromPoolAsync_ptsz", "cuMemAllocManaged", "cuMemHostAlloc",
-        "cuMemAllocHost_v2", "cuMemAllocPitch_v2", "cuArrayCreate_v2", "cuArray3DCreate_v2",
-        "cuMipmappedArrayCreate", "cuMemHostRegister_v2", "cuGraphAddMemAllocNode",
-        "cuIpcOpenMemHandle_v2", "cuMemPoolImportPointer", "cuExternalMemoryGetMappedBuffer",
-        "cuMemFree_v2", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemFreeHost",
-        "cuArrayDestroy", "cuMipmappedArrayDestroy", "cuMemHostUnregister",
-        "cuGraphAddMemFreeNode", "cuIpcCloseMemHandle", "cuMemCreate", "cuMemRelease"};
+    const char* names[] = {"cuMemAlloc_v2",
+                           "cuMemAllocAsync",
+                           "cuMemAllocAsync_ptsz",
+                           "cuMemAllocFromPoolAsync",
+                           "cuMemAllocFromPoolAsync_ptsz",
+                           "cuMemAllocManaged",
+                           "cuMemHostAlloc",
+                           "cuMemAllocHost_v2",
+                           "cuMemAllocPitch_v2",
+                           "cuArrayCreate_v2",
+                           "cuArray3DCreate_v2",
+                           "cuMipmappedArrayCreate",
+                           "cuMemHostRegister_v2",
+                           "cuGraphAddMemAllocNode",
+                           "cuIpcOpenMemHandle_v2",
+                           "cuMemPoolImportPointer",
+                           "cuExternalMemoryGetMappedBuffer",
+                           "cuMemFree_v2",
+                           "cuMemFreeAsync",
+                           "cuMemFreeAsync_ptsz",
+                           "cuMemFreeHost",
+                           "cuArrayDestroy",
+                           "cuMipmappedArrayDestroy",
+                           "cuMemHostUnregister",
+                           "cuGraphAddMemFreeNode",
+                           "cuIpcCloseMemHandle",
+                           "cuMemCreate",
+                           "cuMemRelease"};
     std::printf("driver-calls");
     for (const char* n : names)
         std::printf(" %s=%ld", n, calls(n));
