@@ -80,7 +80,8 @@ struct LoopFinder::State {
             l.end_pc = std::max(node.pc, source_pc);
             l.loop_line = loop_line;
             auto entry = t.last_entry.find(head);
-            if (entry != t.last_entry.end() && entry->second < ts) l.starts.push_back(entry->second);
+            if (entry != t.last_entry.end() && entry->second < ts)
+                l.starts.push_back(entry->second);
             l.starts.push_back(ts);
             t.by_context[context_key(l.parent, l.function)].push_back(it->second);
             loops.push_back(std::move(l));
@@ -297,8 +298,7 @@ Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& option
             if (site >= passes[i].size()) passes[i].resize(site + 1, -1);
             if (passes[i][site] < 0)
                 passes[i][site] = passes_through(sites.site(site), options.site_locations[i]);
-            if (passes[i][site] &&
-                (site_starts[i].empty() || site_starts[i].back() != ts))
+            if (passes[i][site] && (site_starts[i].empty() || site_starts[i].back() != ts))
                 site_starts[i].push_back(ts);
         }
     });

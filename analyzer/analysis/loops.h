@@ -36,13 +36,13 @@ namespace gpuleak::analyzer {
 
 struct Loop {
     uint32_t id = 0;
-    std::string source; // "inferred", "markers", "site"
-    std::string name;   // marker name or --iteration-site location; inferred: ""
+    std::string source;  // "inferred", "markers", "site"
+    std::string name;    // marker name or --iteration-site location; inferred: ""
     int64_t thread = -1; // recording thread of an inferred loop; -1: all threads
     // Inferred: the head (CallTree node) and the body's extent in the head's function.
     uint32_t head = 0;
     uint64_t body_end_pc = 0;
-    int loop_line = 0; // the for/while line, where the source shows it
+    int loop_line = 0;            // the for/while line, where the source shows it
     std::vector<uint64_t> starts; // iteration start times (ns), ascending; iteration k starts at
                                   // starts[k-1]
     uint64_t end_ts = 0;          // end of its last iteration
@@ -87,9 +87,9 @@ class SiteTable;
 struct Loops {
     std::vector<Loop> loops;
     uint32_t warmup = 0;
-    uint64_t markers = 0;         // marker records in the trace
-    uint64_t teardown_ts = 0;     // the process's last allocation: what comes after is teardown
-    uint64_t end_ts = 0;          // the trace's last event
+    uint64_t markers = 0;     // marker records in the trace
+    uint64_t teardown_ts = 0; // the process's last allocation: what comes after is teardown
+    uint64_t end_ts = 0;      // the trace's last event
     // (site << 32 | thread) -> loop index, for every pair that allocates inside a loop.
     std::unordered_map<uint64_t, uint32_t> by_site_thread;
     int64_t loop_of(uint32_t site, uint32_t thread) const {

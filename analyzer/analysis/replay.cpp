@@ -31,7 +31,7 @@ void Pairing::alloc(Allocation a, uint64_t address, bool vmm_handle) {
         it->second = Handle{a};
         return;
     }
-    auto& live = a.kind == format::MemKind::PinnedHost ? host_ : device_;
+    auto& live = live_class(a.kind) == 2 ? host_ : device_;
     auto [entry, fresh] = live.try_emplace(address, a);
     // A free we never saw (from a path outside our hooks): the old block is gone.
     if (!fresh) died(*entry, a.ts, false);

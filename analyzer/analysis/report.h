@@ -6,9 +6,28 @@
 #include <string>
 #include <vector>
 
+#include "gpuleak/format/records.h"
 #include "model/site_table.h"
 
 namespace gpuleak::analyzer {
+
+// The classes live memory is counted in: device (device, array and graph memory), managed, pinned
+// host (also host-registered), imported (IPC, pool import, external memory: another process's
+// memory, counted apart and never in a sum, series, peak or verdict).
+inline constexpr int kLiveClasses = 4;
+inline int live_class(format::MemKind kind) {
+    switch (kind) {
+    case format::MemKind::Managed:
+        return 1;
+    case format::MemKind::PinnedHost:
+    case format::MemKind::HostRegistered:
+        return 2;
+    case format::MemKind::Imported:
+        return 3;
+    default:
+        return 0;
+    }
+}
 
 struct IterationSample {
     uint32_t iteration;
@@ -25,9 +44,11 @@ struct SiteStats {
     uint64_t allocations = 0;
     uint64_t bytes_allocated = 0;
     uint64_t frees = 0;
-    // Live figures per memory kind (device, managed, pinned host), at the end.
-    uint64_t live_count_end[3] = {0, 0, 0};
-    uint64_t live_bytes_end[3] = {0, 0, 0};
+    // Live figures per memory class, at the end: device (device, array and graph memory), managed,
+    // pinned host (also host-registered), imported (IPC, pool import, external memory: another
+    // process's memory, counted apart and never in a sum, series, peak or verdict).
+    uint64_t live_count_end[4] = {0, 0, 0, 0};
+    uint64_t live_bytes_end[4] = {0, 0, 0, 0};
     uint64_t peak_live_bytes = 0; // the site's own maximum of live bytes (all kinds)
     uint64_t at_global_peak = 0;  // live device bytes when the process's device peak was reached
     uint64_t largest = 0;
@@ -96,6 +117,7 @@ struct Summary {
     uint64_t live_bytes_end = 0, live_count_end = 0; // device
     uint64_t managed_live_bytes_end = 0, pinned_live_bytes_end = 0;
     uint64_t managed_live_count_end = 0, pinned_live_count_end = 0;
+    uint64_t imported_live_bytes_end = 0, imported_live_count_end = 0;
     bool clean_end = false;
     uint64_t median_allocation_bytes = 0; // of successful allocations (a sample of up to 1 M)
 };

@@ -48,14 +48,14 @@ FrameOrigin classify_module(const std::string& module) {
         if (version) return FrameOrigin::Interpreter;
     }
     if (contains(module, "/site-packages/") || contains(module, "/dist-packages/") ||
-        contains(module, "/lib/python3") || any_prefix(module, {"/lib/", "/lib64/", "/usr/lib/",
-                                                                "/usr/lib64/", "/usr/local/cuda",
-                                                                "/usr/local/lib/"}))
+        contains(module, "/lib/python3") ||
+        any_prefix(module, {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/local/cuda",
+                            "/usr/local/lib/"}))
         return FrameOrigin::Library;
-    if (any_prefix(base, {"libtorch", "libc10", "libcublas", "libcudnn", "libnccl", "libcufft",
-                          "libcurand", "libcusparse", "libcusolver", "libnvrtc", "libnvJitLink",
-                          "libxla", "libjax", "libcupy", "libffi", "libstdc++", "libc.so",
-                          "libm.so", "ld-linux"}))
+    if (any_prefix(base,
+                   {"libtorch", "libc10", "libcublas", "libcudnn", "libnccl", "libcufft",
+                    "libcurand", "libcusparse", "libcusolver", "libnvrtc", "libnvJitLink", "libxla",
+                    "libjax", "libcupy", "libffi", "libstdc++", "libc.so", "libm.so", "ld-linux"}))
         return FrameOrigin::Library;
     return FrameOrigin::User;
 }

@@ -162,9 +162,8 @@ LoopStatement SourceFiles::c_loop(File& f, int line) {
     }
     const std::string& code = f.code;
     auto line_of = [&](size_t offset) {
-        return static_cast<int>(
-            std::upper_bound(f.line_start.begin(), f.line_start.end(), offset) -
-            f.line_start.begin());
+        return static_cast<int>(std::upper_bound(f.line_start.begin(), f.line_start.end(), offset) -
+                                f.line_start.begin());
     };
     size_t begin = f.line_start[line - 1], end = f.line_start[line];
     // A loop header on the line itself ("for (auto& a : acts) a = make();"), or the statement the

@@ -87,6 +87,8 @@ Json report_json(const Report& r) {
                     {"managed_live_count_end", s.managed_live_count_end},
                     {"pinned_live_bytes_end", s.pinned_live_bytes_end},
                     {"pinned_live_count_end", s.pinned_live_count_end},
+                    {"imported_live_bytes_end", s.imported_live_bytes_end},
+                    {"imported_live_count_end", s.imported_live_count_end},
                     {"unknown_frees", s.unknown_frees},
                     {"failed_frees", s.failed_frees},
                     {"complete", s.clean_end}};
@@ -102,7 +104,7 @@ Json report_json(const Report& r) {
         for (int a = 0; a < static_cast<int>(format::Api::Count); ++a)
             if (st.apis_seen >> a & 1)
                 apis.push_back(format::api_name(static_cast<format::Api>(a)));
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < format::kMemKindCount; ++k)
             if (st.kinds_seen >> k & 1)
                 kinds.push_back(format::kind_name(static_cast<format::MemKind>(k)));
         sites.push_back(
@@ -121,6 +123,8 @@ Json report_json(const Report& r) {
              {"managed_live_bytes_end", st.live_bytes_end[1]},
              {"pinned_live_count_end", st.live_count_end[2]},
              {"pinned_live_bytes_end", st.live_bytes_end[2]},
+             {"imported_live_count_end", st.live_count_end[3]},
+             {"imported_live_bytes_end", st.live_bytes_end[3]},
              {"peak_live_bytes", st.peak_live_bytes},
              {"live_bytes_at_peak", st.at_global_peak},
              {"largest_bytes", st.largest},

@@ -208,9 +208,9 @@ void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
     for (size_t i = 0; i < live.size() && i < o.top; ++i) {
         const SiteStats& st = *live[i];
         out << "  #" << st.site << "  ";
-        const char* kinds[] = {"device", "managed", "pinned host"};
+        const char* kinds[] = {"device", "managed", "pinned host", "imported"};
         bool first = true;
-        for (int k = 0; k < 3; ++k) {
+        for (int k = 0; k < kLiveClasses; ++k) {
             if (!st.live_count_end[k]) continue;
             out << (first ? "" : ", ") << human_bytes(st.live_bytes_end[k]) << " " << kinds[k]
                 << " in " << with_commas(st.live_count_end[k]) << " allocation"

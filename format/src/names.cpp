@@ -22,6 +22,14 @@ const char* kind_name(MemKind kind) {
         return "managed";
     case MemKind::PinnedHost:
         return "pinned_host";
+    case MemKind::Array:
+        return "array";
+    case MemKind::Graph:
+        return "graph";
+    case MemKind::Imported:
+        return "imported";
+    case MemKind::HostRegistered:
+        return "host_registered";
     }
     return "unknown";
 }

@@ -64,7 +64,7 @@ bool RecordCursor::next(Record& r) {
     };
     auto kind = [&]() __attribute__((always_inline)) {
         if (!varint(v)) return false;
-        if (v > static_cast<uint64_t>(MemKind::PinnedHost)) {
+        if (v >= static_cast<uint64_t>(kMemKindCount)) {
             error_ = "bad memory kind";
             return false;
         }

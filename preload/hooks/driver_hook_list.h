@@ -76,6 +76,44 @@ CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersio
       (void** pp, size_t bytesize), (pp, bytesize))                                                \
     X(cuMemFreeHost, PFN_cuMemFreeHost_v2000, "cuMemFreeHost", 2000, GPULEAK_NO_MAX, (void* p),    \
       (p))                                                                                         \
+    X(cuArrayCreate_v2, PFN_cuArrayCreate_v3020, "cuArrayCreate", 3020, GPULEAK_NO_MAX,            \
+      (CUarray * handle, const CUDA_ARRAY_DESCRIPTOR* desc), (handle, desc))                       \
+    X(cuArray3DCreate_v2, PFN_cuArray3DCreate_v3020, "cuArray3DCreate", 3020, GPULEAK_NO_MAX,      \
+      (CUarray * handle, const CUDA_ARRAY3D_DESCRIPTOR* desc), (handle, desc))                     \
+    X(cuArrayDestroy, PFN_cuArrayDestroy_v2000, "cuArrayDestroy", 2000, GPULEAK_NO_MAX,            \
+      (CUarray handle), (handle))                                                                  \
+    X(cuMipmappedArrayCreate, PFN_cuMipmappedArrayCreate_v5000, "cuMipmappedArrayCreate", 5000,    \
+      GPULEAK_NO_MAX,                                                                              \
+      (CUmipmappedArray * handle, const CUDA_ARRAY3D_DESCRIPTOR* desc, unsigned int levels),       \
+      (handle, desc, levels))                                                                      \
+    X(cuMipmappedArrayDestroy, PFN_cuMipmappedArrayDestroy_v5000, "cuMipmappedArrayDestroy", 5000, \
+      GPULEAK_NO_MAX, (CUmipmappedArray handle), (handle))                                         \
+    X(cuGraphAddMemAllocNode, PFN_cuGraphAddMemAllocNode_v11040, "cuGraphAddMemAllocNode", 11040,  \
+      GPULEAK_NO_MAX,                                                                              \
+      (CUgraphNode * node, CUgraph graph, const CUgraphNode* deps, size_t ndeps,                   \
+       CUDA_MEM_ALLOC_NODE_PARAMS* params),                                                        \
+      (node, graph, deps, ndeps, params))                                                          \
+    X(cuGraphAddMemFreeNode, PFN_cuGraphAddMemFreeNode_v11040, "cuGraphAddMemFreeNode", 11040,     \
+      GPULEAK_NO_MAX,                                                                              \
+      (CUgraphNode * node, CUgraph graph, const CUgraphNode* deps, size_t ndeps,                   \
+       CUdeviceptr dptr),                                                                          \
+      (node, graph, deps, ndeps, dptr))                                                            \
+    X(cuIpcOpenMemHandle_v2, PFN_cuIpcOpenMemHandle_v11000, "cuIpcOpenMemHandle", 11000,           \
+      GPULEAK_NO_MAX, (CUdeviceptr * dptr, CUipcMemHandle handle, unsigned int flags),             \
+      (dptr, handle, flags))                                                                       \
+    X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010, "cuIpcCloseMemHandle", 4010,             \
+      GPULEAK_NO_MAX, (CUdeviceptr dptr), (dptr))                                                  \
+    X(cuMemPoolImportPointer, PFN_cuMemPoolImportPointer_v11020, "cuMemPoolImportPointer", 11020,  \
+      GPULEAK_NO_MAX, (CUdeviceptr * dptr, CUmemoryPool pool, CUmemPoolPtrExportData * data),      \
+      (dptr, pool, data))                                                                          \
+    X(cuMemHostRegister_v2, PFN_cuMemHostRegister_v6050, "cuMemHostRegister", 6050,                \
+      GPULEAK_NO_MAX, (void* p, size_t bytesize, unsigned int flags), (p, bytesize, flags))        \
+    X(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000, "cuMemHostUnregister", 4000,             \
+      GPULEAK_NO_MAX, (void* p), (p))                                                              \
+    X(cuExternalMemoryGetMappedBuffer, PFN_cuExternalMemoryGetMappedBuffer_v10000,                 \
+      "cuExternalMemoryGetMappedBuffer", 10000, GPULEAK_NO_MAX,                                    \
+      (CUdeviceptr * dptr, CUexternalMemory mem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* desc),    \
+      (dptr, mem, desc))                                                                           \
     X(cuGetProcAddress, PFN_cuGetProcAddress_v11030, "cuGetProcAddress", 11030, 12000,             \
       (const char* symbol, void** pfn, int version, cuuint64_t flags),                             \
       (symbol, pfn, version, flags))                                                               \

@@ -1,5 +1,7 @@
 #include "hooks/driver_impls.h"
 
+#include <algorithm>
+
 #include "hooks/libcuda_queries.h"
 #include "hooks/reentry.h"
 #include "recorder/recorder.h"
@@ -75,24 +77,29 @@ CUresult cuMemFree_v2(PFN_cuMemFree_v3020 real, CUdeviceptr dptr) {
     return traced_free(Api::cuMemFree_v2, Space::Device, dptr, [&] { return real(dptr); });
 }
 
+// A stream-ordered allocation on a capturing stream becomes graph memory.
+static MemKind async_kind(CUstream stream, bool per_thread) {
+    return stream_capturing(stream, per_thread) ? MemKind::Graph : MemKind::Device;
+}
+
 CUresult cuMemAllocAsync(PFN_cuMemAllocAsync_v11020 real, CUdeviceptr* dptr, size_t bytesize,
                          CUstream stream) {
     return traced_alloc(
-        Api::cuMemAllocAsync, MemKind::Device, current_device(), bytesize, stream,
+        Api::cuMemAllocAsync, async_kind(stream, false), current_device(), bytesize, stream,
         [&] { return real(dptr, bytesize, stream); }, dptr);
 }
 
 CUresult cuMemAllocAsync_ptsz(PFN_cuMemAllocAsync_v11020_ptsz real, CUdeviceptr* dptr,
                               size_t bytesize, CUstream stream) {
     return traced_alloc(
-        Api::cuMemAllocAsync_ptsz, MemKind::Device, current_device(), bytesize, stream,
+        Api::cuMemAllocAsync_ptsz, async_kind(stream, true), current_device(), bytesize, stream,
         [&] { return real(dptr, bytesize, stream); }, dptr);
 }
 
 CUresult cuMemAllocFromPoolAsync(PFN_cuMemAllocFromPoolAsync_v11020 real, CUdeviceptr* dptr,
                                  size_t bytesize, CUmemoryPool pool, CUstream stream) {
     return traced_alloc(
-        Api::cuMemAllocFromPoolAsync, MemKind::Device, current_device(), bytesize, stream,
+        Api::cuMemAllocFromPoolAsync, async_kind(stream, false), current_device(), bytesize, stream,
         [&] { return real(dptr, bytesize, pool, stream); }, dptr);
 }
 
@@ -100,8 +107,8 @@ CUresult cuMemAllocFromPoolAsync_ptsz(PFN_cuMemAllocFromPoolAsync_v11020_ptsz re
                                       CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                       CUstream stream) {
     return traced_alloc(
-        Api::cuMemAllocFromPoolAsync_ptsz, MemKind::Device, current_device(), bytesize, stream,
-        [&] { return real(dptr, bytesize, pool, stream); }, dptr);
+        Api::cuMemAllocFromPoolAsync_ptsz, async_kind(stream, true), current_device(), bytesize,
+        stream, [&] { return real(dptr, bytesize, pool, stream); }, dptr);
 }
 
 CUresult cuMemFreeAsync(PFN_cuMemFreeAsync_v11020 real, CUdeviceptr dptr, CUstream stream) {
@@ -197,6 +204,171 @@ CUresult cuMemAllocHost_v2(PFN_cuMemAllocHost_v3020 real, void** pp, size_t byte
 
 CUresult cuMemFreeHost(PFN_cuMemFreeHost_v2000 real, void* p) {
     return traced_free(Api::cuMemFreeHost, Space::Host, reinterpret_cast<uint64_t>(p),
+                       [&] { return real(p); });
+}
+
+// CUDA arrays. The driver does not say how much memory an array takes (cuArrayGetMemoryRequirements
+// would be a second call, and exists only from 11.6); the record carries the estimate width x
+// height x depth x element size x channels, each dimension at least 1, summed over mipmap levels.
+static uint64_t array_bytes(const CUDA_ARRAY3D_DESCRIPTOR& d, unsigned levels) {
+    uint64_t element = 0;
+    switch (d.Format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+        element = 1;
+        break;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+        element = 2;
+        break;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+        element = 4;
+        break;
+    default: // packed, block-compressed and NV12 formats: counted as 4 bytes per element
+        element = 4;
+        break;
+    }
+    element *= d.NumChannels ? d.NumChannels : 1;
+    auto level = [](uint64_t v, unsigned l) { return v == 0 ? 1 : std::max<uint64_t>(v >> l, 1); };
+    uint64_t total = 0;
+    for (unsigned l = 0; l < (levels ? levels : 1); ++l)
+        total += level(d.Width, l) * level(d.Height, l) * level(d.Depth, l) * element;
+    return total;
+}
+
+template <typename Handle, typename Call>
+CUresult traced_array(Api api, Handle* handle, uint64_t bytes, Call&& call) {
+    HookGuard guard;
+    CUresult r = call();
+    if (guard.nested()) return r;
+    if (r == CUDA_SUCCESS && handle)
+        recorder::alloc(api_or_runtime(api), MemKind::Array, current_device(),
+                        reinterpret_cast<uint64_t>(*handle), bytes);
+    else if (r != CUDA_SUCCESS)
+        recorder::alloc_failed(api_or_runtime(api), MemKind::Array, current_device(), bytes, r, 0,
+                               0);
+    return r;
+}
+
+CUresult cuArrayCreate_v2(PFN_cuArrayCreate_v3020 real, CUarray* handle,
+                          const CUDA_ARRAY_DESCRIPTOR* desc) {
+    CUDA_ARRAY3D_DESCRIPTOR d{};
+    if (desc) {
+        d.Width = desc->Width;
+        d.Height = desc->Height;
+        d.Format = desc->Format;
+        d.NumChannels = desc->NumChannels;
+    }
+    return traced_array(Api::cuArrayCreate_v2, handle, desc ? array_bytes(d, 1) : 0,
+                        [&] { return real(handle, desc); });
+}
+
+CUresult cuArray3DCreate_v2(PFN_cuArray3DCreate_v3020 real, CUarray* handle,
+                            const CUDA_ARRAY3D_DESCRIPTOR* desc) {
+    return traced_array(Api::cuArray3DCreate_v2, handle, desc ? array_bytes(*desc, 1) : 0,
+                        [&] { return real(handle, desc); });
+}
+
+CUresult cuArrayDestroy(PFN_cuArrayDestroy_v2000 real, CUarray handle) {
+    return traced_free(Api::cuArrayDestroy, Space::Device, reinterpret_cast<uint64_t>(handle),
+                       [&] { return real(handle); });
+}
+
+CUresult cuMipmappedArrayCreate(PFN_cuMipmappedArrayCreate_v5000 real, CUmipmappedArray* handle,
+                                const CUDA_ARRAY3D_DESCRIPTOR* desc, unsigned int levels) {
+    return traced_array(Api::cuMipmappedArrayCreate, handle, desc ? array_bytes(*desc, levels) : 0,
+                        [&] { return real(handle, desc, levels); });
+}
+
+CUresult cuMipmappedArrayDestroy(PFN_cuMipmappedArrayDestroy_v5000 real, CUmipmappedArray handle) {
+    return traced_free(Api::cuMipmappedArrayDestroy, Space::Device,
+                       reinterpret_cast<uint64_t>(handle), [&] { return real(handle); });
+}
+
+// Graph memory nodes: the address exists from the node's creation; the free node ends it.
+CUresult cuGraphAddMemAllocNode(PFN_cuGraphAddMemAllocNode_v11040 real, CUgraphNode* node,
+                                CUgraph graph, const CUgraphNode* deps, size_t ndeps,
+                                CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+    HookGuard guard;
+    CUresult r = real(node, graph, deps, ndeps, params);
+    if (guard.nested() || !params) return r;
+    int device = params->poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE
+                     ? params->poolProps.location.id
+                     : -1;
+    if (r == CUDA_SUCCESS)
+        recorder::alloc(Api::cuGraphAddMemAllocNode, MemKind::Graph, device, params->dptr,
+                        params->bytesize);
+    else
+        recorder::alloc_failed(Api::cuGraphAddMemAllocNode, MemKind::Graph, device,
+                               params->bytesize, r, 0, 0);
+    return r;
+}
+
+CUresult cuGraphAddMemFreeNode(PFN_cuGraphAddMemFreeNode_v11040 real, CUgraphNode* node,
+                               CUgraph graph, const CUgraphNode* deps, size_t ndeps,
+                               CUdeviceptr dptr) {
+    return traced_free(Api::cuGraphAddMemFreeNode, Space::Device, dptr,
+                       [&] { return real(node, graph, deps, ndeps, dptr); });
+}
+
+// Imported memory: mapped here, allocated elsewhere. The size comes from the driver's address range
+// when the call does not name it.
+template <typename Call>
+CUresult traced_import(Api api, CUdeviceptr* dptr, uint64_t size, Call&& call) {
+    HookGuard guard;
+    CUresult r = call();
+    if (guard.nested()) return r;
+    if (r == CUDA_SUCCESS && dptr)
+        recorder::alloc(api, MemKind::Imported, current_device(), *dptr,
+                        size ? size : allocation_size(*dptr));
+    else if (r != CUDA_SUCCESS)
+        recorder::alloc_failed(api, MemKind::Imported, current_device(), size, r, 0, 0);
+    return r;
+}
+
+CUresult cuIpcOpenMemHandle_v2(PFN_cuIpcOpenMemHandle_v11000 real, CUdeviceptr* dptr,
+                               CUipcMemHandle handle, unsigned int flags) {
+    return traced_import(Api::cuIpcOpenMemHandle_v2, dptr, 0,
+                         [&] { return real(dptr, handle, flags); });
+}
+
+CUresult cuIpcCloseMemHandle(PFN_cuIpcCloseMemHandle_v4010 real, CUdeviceptr dptr) {
+    return traced_free(Api::cuIpcCloseMemHandle, Space::Device, dptr, [&] { return real(dptr); });
+}
+
+CUresult cuMemPoolImportPointer(PFN_cuMemPoolImportPointer_v11020 real, CUdeviceptr* dptr,
+                                CUmemoryPool pool, CUmemPoolPtrExportData* data) {
+    return traced_import(Api::cuMemPoolImportPointer, dptr, 0,
+                         [&] { return real(dptr, pool, data); });
+}
+
+CUresult cuExternalMemoryGetMappedBuffer(PFN_cuExternalMemoryGetMappedBuffer_v10000 real,
+                                         CUdeviceptr* dptr, CUexternalMemory mem,
+                                         const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* desc) {
+    return traced_import(Api::cuExternalMemoryGetMappedBuffer, dptr, desc ? desc->size : 0,
+                         [&] { return real(dptr, mem, desc); });
+}
+
+// Host registration page-locks the program's own memory: recorded as host_registered, paired with
+// cuMemHostUnregister by address.
+CUresult cuMemHostRegister_v2(PFN_cuMemHostRegister_v6050 real, void* p, size_t bytesize,
+                              unsigned int flags) {
+    HookGuard guard;
+    CUresult r = real(p, bytesize, flags);
+    if (guard.nested()) return r;
+    Api api = api_or_runtime(Api::cuMemHostRegister_v2);
+    if (r == CUDA_SUCCESS)
+        recorder::alloc(api, MemKind::HostRegistered, -1, reinterpret_cast<uint64_t>(p), bytesize);
+    else
+        recorder::alloc_failed(api, MemKind::HostRegistered, -1, bytesize, r, 0, 0);
+    return r;
+}
+
+CUresult cuMemHostUnregister(PFN_cuMemHostUnregister_v4000 real, void* p) {
+    return traced_free(Api::cuMemHostUnregister, Space::Host, reinterpret_cast<uint64_t>(p),
                        [&] { return real(p); });
 }
 

@@ -25,6 +25,7 @@ template <typename Fn> Fn lookup(std::atomic<void*>& cache, const char* name) {
 std::atomic<void*> g_ctx_get_device{nullptr};
 std::atomic<void*> g_mem_get_info{nullptr};
 std::atomic<void*> g_stream_is_capturing{nullptr};
+std::atomic<void*> g_address_range{nullptr};
 
 } // namespace
 
@@ -51,6 +52,26 @@ MemInfo query_mem_info(CUstream stream) {
     size_t free = 0, total = 0;
     if (!info || info(&free, &total) != CUDA_SUCCESS) return {};
     return {free, total};
+}
+
+bool stream_capturing(CUstream stream, bool per_thread) {
+    // The legacy stream never captures (and asking about it while another stream captures is an
+    // error); 0 means the per-thread default stream to a _ptsz entry point, which can capture.
+    if (stream == nullptr && per_thread) stream = CU_STREAM_PER_THREAD;
+    if (stream == nullptr || stream == CU_STREAM_LEGACY) return false;
+    auto capturing = lookup<StreamIsCapturing>(g_stream_is_capturing, "cuStreamIsCapturing");
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return capturing && capturing(stream, &status) == CUDA_SUCCESS &&
+           status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+uint64_t allocation_size(CUdeviceptr address) {
+    using AddressRange = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
+    auto range = lookup<AddressRange>(g_address_range, "cuMemGetAddressRange_v2");
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (!range || range(&base, &size, address) != CUDA_SUCCESS) return 0;
+    return size;
 }
 
 } // namespace gpuleak::hooks

@@ -18,4 +18,12 @@ struct MemInfo {
 // (a query there could invalidate the user's capture).
 MemInfo query_mem_info(CUstream stream);
 
+// Whether a stream-ordered allocation on `stream` is being captured into a graph (the driver then
+// makes it graph memory). `per_thread`: the call came through a _ptsz entry point.
+bool stream_capturing(CUstream stream, bool per_thread);
+
+// The size of the allocation `address` starts (cuMemGetAddressRange), 0 when unknown: for mappings
+// whose size the call does not name (IPC, pool import).
+uint64_t allocation_size(CUdeviceptr address);
+
 } // namespace gpuleak::hooks

@@ -4,6 +4,8 @@
 // are the ones that count.
 #include <cuda_runtime_api.h>
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cstring>
 
@@ -68,7 +70,20 @@ void* runtime_real(std::atomic<void*>& cache, const char* symbol) {
     X(cudaMallocManaged, cudaMallocManaged, (void** ptr, size_t size, unsigned int flags),         \
       (ptr, size, flags))                                                                          \
     X(cudaMallocPitch, cudaMallocPitch, (void** ptr, size_t* pitch, size_t width, size_t height),  \
-      (ptr, pitch, width, height))
+      (ptr, pitch, width, height))                                                                 \
+    X(cudaMalloc3D, cudaMalloc3D, (cudaPitchedPtr * ptr, cudaExtent extent), (ptr, extent))        \
+    X(cudaMallocArray, cudaMallocArray,                                                            \
+      (cudaArray_t * array, const cudaChannelFormatDesc* desc, size_t width, size_t height,        \
+       unsigned int flags),                                                                        \
+      (array, desc, width, height, flags))                                                         \
+    X(cudaMalloc3DArray, cudaMalloc3DArray,                                                        \
+      (cudaArray_t * array, const cudaChannelFormatDesc* desc, cudaExtent extent,                  \
+       unsigned int flags),                                                                        \
+      (array, desc, extent, flags))                                                                \
+    X(cudaFreeArray, cudaFreeArray, (cudaArray_t array), (array))                                  \
+    X(cudaHostRegister, cudaHostRegister, (void* ptr, size_t size, unsigned int flags),            \
+      (ptr, size, flags))                                                                          \
+    X(cudaHostUnregister, cudaHostUnregister, (void* ptr), (ptr))
 
 namespace {
 #define GPULEAK_RT_CACHE(sym, tag, params, args) std::atomic<void*> g_real_##sym{nullptr};
@@ -94,7 +109,8 @@ bool runtime_export_without_definition(const char* symbol) {
 namespace {
 
 // The runtime's entry-point queries use its (already wrapped) resolver, so their results are
-// normally ours already; this catches a runtime that kept an unwrapped resolver.
+// normally ours already; this catches a runtime that kept an unwrapped resolver. `status` is read
+// only when the runtime that answered has that parameter (12.0+); null otherwise.
 cudaError_t route_entry_point(cudaError_t r, const char* symbol, void** fn, int version,
                               unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
     if (r == cudaSuccess && fn && *fn && symbol &&
@@ -103,23 +119,47 @@ cudaError_t route_entry_point(cudaError_t r, const char* symbol, void** fn, int 
     return r;
 }
 
+// CUDA 12+ declare cudaGetDriverEntryPoint[_ptsz](symbol, fn, flags, status); 11.3-11.8 have no
+// `status`, so for their callers the fourth argument register holds whatever it held. Every call
+// forwards all four registers (an 11.x runtime ignores the fourth, as it would without us), and
+// `status` is dereferenced only when the runtime that defines the function is 12.0 or newer.
 using EntryFn = cudaError_t (*)(const char*, void**, unsigned long long,
                                 cudaDriverEntryPointQueryResult*);
 using EntryByVersionFn = cudaError_t (*)(const char*, void**, unsigned int, unsigned long long,
                                          cudaDriverEntryPointQueryResult*);
 
+// The version of the libcudart that holds `fn`, from that library's own cudaRuntimeGetVersion
+// (which answers a constant without initializing the runtime); 0 when it cannot be told.
+int runtime_version_of(void* fn) {
+    Dl_info info{};
+    if (!dladdr(fn, &info) || !info.dli_fname) return 0;
+    void* handle = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
+    if (!handle) return 0;
+    auto get =
+        reinterpret_cast<cudaError_t (*)(int*)>(real_dlsym()(handle, "cudaRuntimeGetVersion"));
+    int version = 0;
+    if (!get || get(&version) != cudaSuccess) version = 0;
+    dlclose(handle);
+    return version;
+}
+
+std::atomic<int>
+    g_entry_runtime_version[2]; // per unversioned export; 0 = not asked yet, -1 = unknown
+
 cudaError_t entry_point(int which, const char* symbol, void** fn, unsigned long long flags,
                         cudaDriverEntryPointQueryResult* status) {
-    auto real = reinterpret_cast<EntryFn>(runtime_real(g_real_entry[which], kEntryNames[which]));
-    if (!real) return cudaErrorInitializationError;
-    // The runtime asks its driver for its own version; we need it only to name pointers dladdr
-    // cannot.
-    static std::atomic<void*> runtime_version{nullptr};
-    int version = 0;
-    if (auto get = reinterpret_cast<cudaError_t (*)(int*)>(
-            runtime_real(runtime_version, "cudaRuntimeGetVersion")))
-        get(&version);
-    return route_entry_point(real(symbol, fn, flags, status), symbol, fn, version, flags, status);
+    void* p = runtime_real(g_real_entry[which], kEntryNames[which]);
+    if (!p) return cudaErrorInitializationError;
+    int version = g_entry_runtime_version[which].load(std::memory_order_acquire);
+    if (version == 0) {
+        version = runtime_version_of(p);
+        if (version <= 0) version = -1;
+        g_entry_runtime_version[which].store(version, std::memory_order_release);
+    }
+    cudaError_t r = reinterpret_cast<EntryFn>(p)(symbol, fn, flags, status);
+    // Unknown version: never read `status`; *fn is NULL whenever the symbol was not found anyway.
+    return route_entry_point(r, symbol, fn, version > 0 ? version : 0, flags,
+                             version >= 12000 ? status : nullptr);
 }
 
 cudaError_t entry_point_by_version(int which, const char* symbol, void** fn, unsigned int version,

@@ -5,7 +5,7 @@
 namespace gpuleak::analyzer {
 
 void DevicePeak::change(const Allocation& a, bool add) {
-    if (a.kind != format::MemKind::Device) return;
+    if (live_class(a.kind) != 0) return;
     if (a.site >= sites_.size()) sites_.resize(a.site + 1);
     PerSite& s = sites_[a.site];
     if (s.epoch != epoch_) {

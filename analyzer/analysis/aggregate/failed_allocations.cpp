@@ -5,7 +5,7 @@
 namespace gpuleak::analyzer {
 
 void FailedAllocations::change(const Allocation& a, bool add) {
-    if (a.kind != format::MemKind::Device) return;
+    if (live_class(a.kind) != 0) return;
     if (a.site >= live_by_site_.size()) live_by_site_.resize(a.site + 1);
     live_by_site_[a.site] = add ? live_by_site_[a.site] + a.size : live_by_site_[a.site] - a.size;
     live_ = add ? live_ + a.size : live_ - a.size;

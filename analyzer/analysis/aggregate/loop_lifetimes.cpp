@@ -41,8 +41,8 @@ void LoopLifetimes::cross_boundary(uint32_t loop) {
     uint32_t ending = crossed_[loop]; // the iteration that ends here (0: before the first)
     if (crossed_[loop] < l.iterations()) {
         crossed_[loop] += 1;
-        boundaries_.push({crossed_[loop] < l.iterations() ? l.starts[crossed_[loop]] : l.end_ts,
-                          loop});
+        boundaries_.push(
+            {crossed_[loop] < l.iterations() ? l.starts[crossed_[loop]] : l.end_ts, loop});
     } else {
         ended_[loop] = true;
     }
@@ -77,6 +77,7 @@ void LoopLifetimes::on_time(uint64_t ts) {
 }
 
 void LoopLifetimes::on_alloc(Allocation& a) {
+    if (live_class(a.kind) == 3) return; // another process's memory: never this one's leak
     a.slot = slot(a.site, a.thread);
     SiteLoopStats& p = pairs_[a.slot];
     a.iteration = iteration(p.loop);
@@ -88,6 +89,7 @@ void LoopLifetimes::on_alloc(Allocation& a) {
 }
 
 void LoopLifetimes::on_free(const Allocation& a, uint64_t, bool) {
+    if (a.slot == ~0u) return;
     SiteLoopStats& p = pairs_[a.slot];
     if (iteration(p.loop) > a.iteration) p.outlived += 1;
     p.live_count -= 1;

@@ -1,6 +1,6 @@
 // Each allocation's lifetime in iterations of its loop (analysis/loops.h): the iteration that made
-// it and the one in which it was freed, if any; per (site, loop) the live memory at the end of every
-// iteration, and what was still live when the program's teardown began (its last allocation).
+// it and the one in which it was freed, if any; per (site, loop) the live memory at the end of
+// every iteration, and what was still live when the program's teardown began (its last allocation).
 // From these the verdicts (analysis/verdicts.h) are decided in finish().
 #pragma once
 

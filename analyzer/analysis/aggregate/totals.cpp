@@ -20,24 +20,24 @@ void Totals::on_time(uint64_t) {
 
 void Totals::on_alloc(Allocation& a) {
     SiteStats& st = site(a.site);
-    int k = static_cast<int>(a.kind);
+    int k = live_class(a.kind);
     if (a.device >= 0 && a.device < 64) st.devices_seen |= 1ull << a.device;
     st.allocations += 1;
     st.bytes_allocated += a.size;
     st.largest = std::max(st.largest, a.size);
-    st.kinds_seen |= 1 << k;
+    st.kinds_seen |= 1 << static_cast<int>(a.kind);
     st.apis_seen |= 1ull << static_cast<int>(a.api);
     st.live_count_end[k] += 1;
     st.live_bytes_end[k] += a.size;
-    st.peak_live_bytes = std::max(
-        st.peak_live_bytes, st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2]);
+    st.peak_live_bytes = std::max(st.peak_live_bytes, st.live_bytes_end[0] + st.live_bytes_end[1] +
+                                                          st.live_bytes_end[2]);
     summary_.allocations += 1;
     if (size_sample_.size() < kSizeSampleKept) size_sample_.push_back(a.size);
 }
 
 void Totals::on_free(const Allocation& a, uint64_t, bool freed) {
     SiteStats& st = sites_[a.site];
-    int k = static_cast<int>(a.kind);
+    int k = live_class(a.kind);
     st.live_count_end[k] -= 1;
     st.live_bytes_end[k] -= a.size;
     if (!freed) return;
@@ -78,6 +78,8 @@ void Totals::finish(uint64_t end_ts, Report& report) {
         s.managed_live_count_end += st.live_count_end[1];
         s.pinned_live_bytes_end += st.live_bytes_end[2];
         s.pinned_live_count_end += st.live_count_end[2];
+        s.imported_live_bytes_end += st.live_bytes_end[3];
+        s.imported_live_count_end += st.live_count_end[3];
     }
     report.sites = std::move(sites_);
 }

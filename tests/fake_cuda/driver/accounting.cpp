@@ -14,6 +14,7 @@ struct Ledger {
     std::array<std::atomic<unsigned long long>, kMaxDevices> device_peak{};
     std::atomic<unsigned long long> host_pinned{0};
     std::atomic<unsigned long long> managed{0};
+    std::atomic<unsigned long long> host_registered{0};
 };
 
 Ledger& ledger() {
@@ -79,6 +80,18 @@ unsigned long long host_pinned_used() noexcept {
 
 unsigned long long managed_used() noexcept {
     return ledger().managed.load();
+}
+
+void charge_host_registered(std::size_t bytes) noexcept {
+    ledger().host_registered.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void credit_host_registered(std::size_t bytes) noexcept {
+    ledger().host_registered.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+unsigned long long host_registered_used() noexcept {
+    return ledger().host_registered.load(std::memory_order_relaxed);
 }
 
 } // namespace fakecuda

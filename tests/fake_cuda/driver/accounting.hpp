@@ -14,6 +14,10 @@ void charge_host_pinned(std::size_t bytes) noexcept;
 void credit_host_pinned(std::size_t bytes) noexcept;
 
 void charge_managed(std::size_t bytes) noexcept;
+// Host memory registered with cuMemHostRegister (the program's own memory, now page-locked).
+void charge_host_registered(std::size_t bytes) noexcept;
+void credit_host_registered(std::size_t bytes) noexcept;
+unsigned long long host_registered_used() noexcept;
 void credit_managed(std::size_t bytes) noexcept;
 
 unsigned long long device_used(int device) noexcept;

@@ -6,6 +6,7 @@
 #include "device_state.hpp"
 #include "linear_memory.hpp"
 #include "pools.hpp"
+#include "streams.hpp"
 
 #include <cstdint>
 
@@ -36,7 +37,7 @@ CUresult alloc_from_pool(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool
 CUresult free_async(CUdeviceptr dptr) {
     if (const CUresult rc = fakecuda::init_status(); rc != CUDA_SUCCESS) return rc;
     if (dptr == 0) return CUDA_SUCCESS;
-    return fakecuda::release(dptr, mask(Kind::device));
+    return fakecuda::release(dptr, mask(Kind::device) | mask(Kind::imported));
 }
 
 CUdeviceptr value_or_zero(CUresult rc, const CUdeviceptr* dptr) {
@@ -45,16 +46,31 @@ CUdeviceptr value_or_zero(CUresult rc, const CUdeviceptr* dptr) {
 
 } // namespace
 
+// On a stream that is capturing, the allocation becomes a mem-alloc node of the captured graph
+// (graph memory), as on the real driver; the free likewise becomes a mem-free node.
+static CUresult alloc_or_capture(CUdeviceptr* dptr, std::size_t bytes, CUstream stream,
+                                 bool per_thread) {
+    if (fakecuda::init_status() == CUDA_SUCCESS && fakecuda::stream_capturing(stream, per_thread))
+        return fakecuda::graph_alloc(stream, per_thread, dptr, bytes);
+    return alloc_async(dptr, bytes, fakecuda::current_device());
+}
+
+static CUresult free_or_capture(CUdeviceptr dptr, CUstream stream, bool per_thread) {
+    if (fakecuda::init_status() == CUDA_SUCCESS && fakecuda::stream_capturing(stream, per_thread))
+        return fakecuda::graph_free(stream, per_thread, dptr);
+    return free_async(dptr);
+}
+
 CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
     const Call call{call_id("cuMemAllocAsync")};
-    const CUresult rc = alloc_async(dptr, bytesize, fakecuda::current_device());
+    const CUresult rc = alloc_or_capture(dptr, bytesize, hStream, false);
     return call.done(rc, "bytesize=%zu, hStream=%p, *dptr=0x%llx", bytesize,
                      static_cast<void*>(hStream), value_or_zero(rc, dptr));
 }
 
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
     const Call call{call_id("cuMemAllocAsync_ptsz")};
-    const CUresult rc = alloc_async(dptr, bytesize, fakecuda::current_device());
+    const CUresult rc = alloc_or_capture(dptr, bytesize, hStream, true);
     return call.done(rc, "bytesize=%zu, hStream=%p, *dptr=0x%llx", bytesize,
                      static_cast<void*>(hStream), value_or_zero(rc, dptr));
 }
@@ -79,13 +95,13 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemo
 
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
     const Call call{call_id("cuMemFreeAsync")};
-    return call.done(free_async(dptr), "dptr=0x%llx, hStream=%p", dptr,
+    return call.done(free_or_capture(dptr, hStream, false), "dptr=0x%llx, hStream=%p", dptr,
                      static_cast<void*>(hStream));
 }
 
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
     const Call call{call_id("cuMemFreeAsync_ptsz")};
-    return call.done(free_async(dptr), "dptr=0x%llx, hStream=%p", dptr,
+    return call.done(free_or_capture(dptr, hStream, true), "dptr=0x%llx, hStream=%p", dptr,
                      static_cast<void*>(hStream));
 }
 

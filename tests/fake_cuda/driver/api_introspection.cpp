@@ -23,3 +23,7 @@ unsigned long long fakecuda_host_pinned_used(void) {
 unsigned long long fakecuda_managed_used(void) {
     return fakecuda::managed_used();
 }
+
+unsigned long long fakecuda_host_registered_used(void) {
+    return fakecuda::host_registered_used();
+}

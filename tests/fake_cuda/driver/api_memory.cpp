@@ -42,7 +42,8 @@ CUresult alloc_pitch(std::uintptr_t* out, std::size_t* pitch, std::size_t width,
 CUresult free_device(std::uintptr_t address) {
     if (const CUresult rc = fakecuda::init_status(); rc != CUDA_SUCCESS) return rc;
     if (address == 0) return CUDA_SUCCESS;
-    return fakecuda::release(address, mask(Kind::device) | mask(Kind::managed));
+    return fakecuda::release(address,
+                             mask(Kind::device) | mask(Kind::managed) | mask(Kind::imported));
 }
 
 CUresult alloc_host(void** pp, std::size_t bytes, bool low32) {

@@ -1,8 +1,9 @@
-// Exported entry points that touch no memory: error strings, private export tables, capture state.
+// Exported entry points that touch no memory: error strings, capture state.
 #include "call_log.hpp"
 #include "call_names.hpp"
 #include "config.hpp"
 #include "device_state.hpp"
+#include "streams.hpp"
 
 using fakecuda::Call;
 using fakecuda::call_id;
@@ -25,24 +26,16 @@ CUresult cuGetErrorName(CUresult error, const char** pStr) {
                      static_cast<int>(error));
 }
 
-// cudart asks for private tables right after its handshake; refusing is the one honest answer a
-// fake can give (reference fact 4), and the fake cudart never asks.
-CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
-    const Call call{call_id("cuGetExportTable")};
-    if (ppExportTable != nullptr) *ppExportTable = nullptr;
-    return call.done(CUDA_ERROR_NOT_SUPPORTED, "pExportTableId=%p",
-                     static_cast<const void*>(pExportTableId));
-}
-
 namespace {
 
-CUresult is_capturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+CUresult is_capturing(CUstream hStream, CUstreamCaptureStatus* captureStatus, bool per_thread) {
     CUresult rc = fakecuda::init_status();
     if (rc == CUDA_SUCCESS && captureStatus == nullptr) rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
-        *captureStatus = fakecuda::config().capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-                                                      : CU_STREAM_CAPTURE_STATUS_NONE;
-    (void)hStream;
+        *captureStatus =
+            fakecuda::config().capturing || fakecuda::stream_capturing(hStream, per_thread)
+                ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                : CU_STREAM_CAPTURE_STATUS_NONE;
     return rc;
 }
 
@@ -50,14 +43,14 @@ CUresult is_capturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
 
 CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
     const Call call{call_id("cuStreamIsCapturing")};
-    const CUresult rc = is_capturing(hStream, captureStatus);
+    const CUresult rc = is_capturing(hStream, captureStatus, false);
     return call.done(rc, "hStream=%p, *captureStatus=%d", static_cast<void*>(hStream),
                      rc == CUDA_SUCCESS ? static_cast<int>(*captureStatus) : -1);
 }
 
 CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
     const Call call{call_id("cuStreamIsCapturing_ptsz")};
-    const CUresult rc = is_capturing(hStream, captureStatus);
+    const CUresult rc = is_capturing(hStream, captureStatus, true);
     return call.done(rc, "hStream=%p, *captureStatus=%d", static_cast<void*>(hStream),
                      rc == CUDA_SUCCESS ? static_cast<int>(*captureStatus) : -1);
 }

@@ -23,4 +23,8 @@ CUcontext primary_context(int device) noexcept;
 // -1 for a handle that is not one of ours.
 int device_of_context(CUcontext ctx) noexcept;
 
+// What cuDeviceGetUuid and the PCI attributes report (the integrity check hashes both).
+void device_uuid(int device, CUuuid* uuid) noexcept;
+void device_pci(int device, int* domain, int* bus, int* dev) noexcept;
+
 } // namespace fakecuda

@@ -26,9 +26,13 @@ struct alignas(64) Table {
 
 constexpr std::size_t kShards = 64;
 
-Table& table(std::uintptr_t address) {
+Table& table_at(std::size_t shard) {
     static Table shards[kShards];
-    return shards[(address >> 4) * 0x9E3779B97F4A7C15ull >> 58];
+    return shards[shard];
+}
+
+Table& table(std::uintptr_t address) {
+    return table_at((address >> 4) * 0x9E3779B97F4A7C15ull >> 58);
 }
 
 bool charge(Kind kind, int device, std::size_t bytes) {
@@ -40,6 +44,10 @@ bool charge(Kind kind, int device, std::size_t bytes) {
         return true;
     case Kind::host_pinned:
         charge_host_pinned(bytes);
+        return true;
+    case Kind::array:
+        return charge_device(device, bytes);
+    case Kind::imported:
         return true;
     }
     return false;
@@ -55,6 +63,11 @@ void credit(const Block& b) {
         break;
     case Kind::host_pinned:
         credit_host_pinned(b.bytes);
+        break;
+    case Kind::array:
+        credit_device(b.device, b.bytes);
+        break;
+    case Kind::imported:
         break;
     }
 }
@@ -109,6 +122,24 @@ CUresult release(std::uintptr_t address, KindMask accepted) noexcept {
     credit(block);
     drop_backing(address, block);
     return CUDA_SUCCESS;
+}
+
+bool lookup(std::uintptr_t address, Kind* kind, int* device, std::uintptr_t* base,
+            std::size_t* bytes) noexcept {
+    // Tests only: a scan of every shard is fast enough for the handful of blocks they hold.
+    for (std::size_t i = 0; i < kShards; ++i) {
+        Table& t = table_at(i);
+        const std::lock_guard lock(t.mutex);
+        for (const auto& [start, b] : t.blocks) {
+            if (address < start || address >= start + b.bytes) continue;
+            *kind = b.kind;
+            *device = b.device;
+            *base = start;
+            *bytes = b.bytes;
+            return true;
+        }
+    }
+    return false;
 }
 
 } // namespace fakecuda

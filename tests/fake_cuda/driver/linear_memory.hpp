@@ -9,7 +9,9 @@
 
 namespace fakecuda {
 
-enum class Kind : unsigned { device = 1, managed = 2, host_pinned = 4 };
+// array: CUDA arrays (device memory, charged like it); imported: memory of another process or API
+// mapped here (IPC, pool import, external memory), never charged to this process.
+enum class Kind : unsigned { device = 1, managed = 2, host_pinned = 4, array = 8, imported = 16 };
 
 // Which kinds a free entry point accepts; anything else is CUDA_ERROR_INVALID_VALUE.
 using KindMask = unsigned;
@@ -24,5 +26,9 @@ CUresult allocate(Kind kind, int device, std::size_t bytes, bool low32,
 
 // 0 is not special here; callers decide what a null free means.
 CUresult release(std::uintptr_t address, KindMask accepted) noexcept;
+
+// The live block containing `address`: its kind, device, start and size. False when none does.
+bool lookup(std::uintptr_t address, Kind* kind, int* device, std::uintptr_t* base,
+            std::size_t* bytes) noexcept;
 
 } // namespace fakecuda

@@ -27,6 +27,9 @@ unsigned long long fakecuda_host_pinned_used(void);
 /* Managed (unified) bytes live now; not charged against the device capacity. */
 unsigned long long fakecuda_managed_used(void);
 
+/* Host bytes registered now with cuMemHostRegister (the program's memory, page-locked). */
+unsigned long long fakecuda_host_registered_used(void);
+
 #ifdef __cplusplus
 }
 #endif

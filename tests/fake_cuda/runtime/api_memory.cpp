@@ -1,6 +1,7 @@
 // Exported allocation entry points. Each one is exactly one driver call through the resolved table,
 // so a tracer that records at the driver level sees one record per runtime call.
 #include "invoke.hpp"
+#include <cstdint>
 
 using fakecudart::DriverTable;
 using fakecudart::finish;
@@ -8,8 +9,9 @@ using fakecudart::invoke;
 
 namespace {
 
-// cudart hands the driver an element size; 16 makes the pitch valid for any element type.
-constexpr unsigned kPitchElementBytes = 16;
+// The element size NVIDIA's cudart 11.8 and 13.0 pass to cuMemAllocPitch_v2 for cudaMallocPitch
+// and cudaMalloc3D (observed: shared/reference/real-cuda-runtime.md).
+constexpr unsigned kPitchElementBytes = 4;
 
 CUdeviceptr device_address(const void* p) {
     return reinterpret_cast<CUdeviceptr>(p);
@@ -44,6 +46,23 @@ cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t h
     const cudaError_t e =
         invoke(&DriverTable::cuMemAllocPitch, &d, pitch, width, height, kPitchElementBytes);
     return store(e, devPtr, d);
+}
+
+// A pitched allocation of height x depth rows, as NVIDIA's runtime makes it.
+cudaError_t cudaMalloc3D(cudaPitchedPtr* pitchedDevPtr, cudaExtent extent) {
+    if (pitchedDevPtr == nullptr) return finish(cudaErrorInvalidValue);
+    CUdeviceptr d = 0;
+    size_t pitch = 0;
+    const cudaError_t e =
+        invoke(&DriverTable::cuMemAllocPitch, &d, &pitch, extent.width,
+               extent.height * (extent.depth ? extent.depth : 1), kPitchElementBytes);
+    if (e == cudaSuccess) {
+        pitchedDevPtr->ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(d));
+        pitchedDevPtr->pitch = pitch;
+        pitchedDevPtr->xsize = extent.width;
+        pitchedDevPtr->ysize = extent.height;
+    }
+    return finish(e);
 }
 
 cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {

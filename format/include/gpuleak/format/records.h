@@ -69,7 +69,23 @@ enum class Tag : uint8_t {
 // Which address space an allocation's address lives in, so frees pair with the right map.
 enum class Space : uint8_t { Device = 0, Host = 1, VmmHandle = 2 };
 
-enum class MemKind : uint8_t { Device = 0, Managed = 1, PinnedHost = 2 };
+// Values are stored in the trace: append only.
+// - Array: a CUDA array (device memory; size estimated from its descriptor).
+// - Graph: device memory owned by a CUDA graph (a mem-alloc node, or a stream-ordered allocation
+//   made while its stream was capturing).
+// - Imported: another process's or API's memory mapped here (IPC, pool import, external memory):
+//   counted apart, never as this process's allocation.
+// - HostRegistered: the program's own host memory page-locked by cuMemHostRegister.
+enum class MemKind : uint8_t {
+    Device = 0,
+    Managed = 1,
+    PinnedHost = 2,
+    Array = 3,
+    Graph = 4,
+    Imported = 5,
+    HostRegistered = 6,
+};
+inline constexpr int kMemKindCount = 7;
 
 // One entry per intercepted entry point. Values are stored in the trace: append only.
 #define GPULEAK_API_LIST(X)                                                                        \
@@ -101,7 +117,26 @@ enum class MemKind : uint8_t { Device = 0, Managed = 1, PinnedHost = 2 };
     X(cudaMallocPitch, "cudaMallocPitch")                                                          \
     X(cudaFree, "cudaFree")                                                                        \
     X(cudaFreeAsync, "cudaFreeAsync")                                                              \
-    X(cudaFreeHost, "cudaFreeHost")
+    X(cudaFreeHost, "cudaFreeHost")                                                                \
+    X(cuArrayCreate_v2, "cuArrayCreate_v2")                                                        \
+    X(cuArray3DCreate_v2, "cuArray3DCreate_v2")                                                    \
+    X(cuArrayDestroy, "cuArrayDestroy")                                                            \
+    X(cuMipmappedArrayCreate, "cuMipmappedArrayCreate")                                            \
+    X(cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy")                                          \
+    X(cuGraphAddMemAllocNode, "cuGraphAddMemAllocNode")                                            \
+    X(cuGraphAddMemFreeNode, "cuGraphAddMemFreeNode")                                              \
+    X(cuIpcOpenMemHandle_v2, "cuIpcOpenMemHandle_v2")                                              \
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle")                                                  \
+    X(cuMemPoolImportPointer, "cuMemPoolImportPointer")                                            \
+    X(cuMemHostRegister_v2, "cuMemHostRegister_v2")                                                \
+    X(cuMemHostUnregister, "cuMemHostUnregister")                                                  \
+    X(cuExternalMemoryGetMappedBuffer, "cuExternalMemoryGetMappedBuffer")                          \
+    X(cudaMalloc3D, "cudaMalloc3D")                                                                \
+    X(cudaMallocArray, "cudaMallocArray")                                                          \
+    X(cudaMalloc3DArray, "cudaMalloc3DArray")                                                      \
+    X(cudaFreeArray, "cudaFreeArray")                                                              \
+    X(cudaHostRegister, "cudaHostRegister")                                                        \
+    X(cudaHostUnregister, "cudaHostUnregister")
 
 enum class Api : uint8_t {
 #define GPULEAK_API_ENUM(id, name) id,

@@ -1,0 +1,206 @@
+// NVIDIA's real CUDA runtime (libcudart.so.13 shared, libcudart_static.a) and cuBLAS, in programs
+// built by the real nvcc (tests/real_cuda), run on the fake driver with and without libgpuleak.so:
+// exit status and output must be identical, every allocation path must be recorded with its size,
+// kind and function, and the trace's counts must equal the driver's own (printed by the program).
+// Without a CUDA toolkit at build time these tests skip, saying why.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "e2e_support.h"
+
+namespace gpuleak::e2e {
+namespace {
+
+std::string real_dir() {
+    return Paths::build() + "/tests/real_cuda";
+}
+
+// Empty when the programs exist; otherwise why they were not built.
+std::string skip_reason(const std::string& program) {
+    std::ifstream skipped(real_dir() + "/SKIPPED");
+    if (skipped) {
+        std::stringstream why;
+        why << skipped.rdbuf();
+        return why.str();
+    }
+    if (!std::ifstream(real_dir() + "/" + program)) return program + " was not built";
+    return "";
+}
+
+RunOptions real_options(bool preload) {
+    RunOptions o;
+    o.preload = preload;
+    // The real libcudart dlopens libcuda.so.1 through its own RUNPATH, never the program's.
+    o.env["LD_LIBRARY_PATH"] = Paths::build() + "/tests/fake_driver_only";
+    return o;
+}
+
+// "driver-calls a=1 b=2" -> {a: 1, b: 2}
+std::map<std::string, long> driver_calls(const std::string& output) {
+    std::map<std::string, long> calls;
+    std::istringstream lines(output);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("driver-calls ", 0) != 0) continue;
+        std::istringstream words(line.substr(13));
+        for (std::string w; words >> w;) {
+            auto eq = w.find('=');
+            calls[w.substr(0, eq)] = std::stol(w.substr(eq + 1));
+        }
+    }
+    return calls;
+}
+
+long sum(const std::map<std::string, long>& calls, std::initializer_list<const char*> names) {
+    long total = 0;
+    for (const char* n : names) {
+        auto it = calls.find(n);
+        EXPECT_NE(it, calls.end()) << n;
+        if (it != calls.end()) total += it->second;
+    }
+    return total;
+}
+
+struct Traced {
+    RunResult plain, traced;
+    Json report;
+};
+
+// Runs `program` both ways; fails the test unless both exit 0 with the same output.
+Traced run_both(const std::string& program) {
+    Traced t;
+    t.plain = run({real_dir() + "/" + program}, real_options(false));
+    EXPECT_EQ(t.plain.exit_code, 0) << t.plain.output;
+    t.traced = run({real_dir() + "/" + program}, real_options(true));
+    EXPECT_EQ(t.traced.exit_code, t.plain.exit_code) << t.traced.output;
+    EXPECT_EQ(t.traced.output, t.plain.output);
+    EXPECT_EQ(t.traced.traces.size(), 1u) << t.traced.output;
+    if (t.traced.traces.size() == 1) t.report = report(t.traced.traces[0]);
+    return t;
+}
+
+// The one site whose frames mention `function` (in a static build the headline may be a frame of
+// the runtime itself; which frames to trim is the analyzer's business, not this test's).
+const Json& site_of(const Json& rep, const std::string& function) {
+    static const Json none;
+    std::vector<const Json*> found = sites_mentioning(rep, function);
+    EXPECT_EQ(found.size(), 1u) << function << " in\n" << rep["sites"].dump(1);
+    return found.size() == 1 ? *found[0] : none;
+}
+
+struct ExpectedPath {
+    const char* function;
+    const char* kind;
+    uint64_t bytes;
+    bool freed;
+    const char* shared_api; // with the shared runtime: the runtime call's tag, or the driver's
+    const char* static_api; // with the static runtime: always the driver entry point
+};
+
+const ExpectedPath kPaths[] = {
+    {"real_device_leak", "device", 1000001, false, "cudaMalloc", "cuMemAlloc_v2"},
+    {"real_kernel_transient", "device", 1000002, true, "cudaMalloc", "cuMemAlloc_v2"},
+    {"real_async_leak", "device", 1000003, false, "cudaMallocAsync", "cuMemAllocAsync"},
+    {"real_pool_transient", "device", 1000004, true, "cudaMallocFromPoolAsync",
+     "cuMemAllocFromPoolAsync"},
+    {"real_managed_leak", "managed", 1000005, false, "cudaMallocManaged", "cuMemAllocManaged"},
+    {"real_host_leak", "pinned_host", 1000006, false, "cudaMallocHost", "cuMemHostAlloc"},
+    {"real_pitch_leak", "device", 7168, false, "cudaMallocPitch", "cuMemAllocPitch_v2"},
+    {"real_3d_leak", "device", 6144, false, "cudaMalloc3D", "cuMemAllocPitch_v2"},
+    {"real_array_leak", "array", 16384, false, "cudaMallocArray", "cuArray3DCreate_v2"},
+    {"real_array3d_transient", "array", 8192, true, "cudaMalloc3DArray", "cuArray3DCreate_v2"},
+    {"real_mipmap_transient", "array", 21504, true, "cuMipmappedArrayCreate",
+     "cuMipmappedArrayCreate"},
+    {"real_register_transient", "host_registered", 65536, true, "cudaHostRegister",
+     "cuMemHostRegister_v2"},
+    {"real_capture_leak", "graph", 1000007, false, "cudaMallocAsync", "cuMemAllocAsync"},
+    {"real_graph_transient", "graph", 1000008, true, "cuGraphAddMemAllocNode",
+     "cuGraphAddMemAllocNode"},
+    {"real_ipc_transient", "imported", 1000001, true, "cuIpcOpenMemHandle_v2",
+     "cuIpcOpenMemHandle_v2"},
+    {"real_import_kept", "imported", 1000003, false, "cuMemPoolImportPointer",
+     "cuMemPoolImportPointer"},
+    {"real_external_transient", "imported", 65536, true, "cuExternalMemoryGetMappedBuffer",
+     "cuExternalMemoryGetMappedBuffer"},
+};
+
+class RealRuntime : public testing::TestWithParam<std::string> {};
+
+TEST_P(RealRuntime, EveryAllocationPathIsTracedAsTheDriverCountsIt) {
+    const std::string program = GetParam();
+    if (std::string why = skip_reason(program); !why.empty()) GTEST_SKIP() << why;
+    Traced t = run_both(program);
+    ASSERT_FALSE(t.report.is_null());
+    const bool is_static = program == "real_paths_static";
+    for (const ExpectedPath& p : kPaths) {
+        SCOPED_TRACE(p.function);
+        const Json& s = site_of(t.report, p.function);
+        if (s.is_null()) continue;
+        EXPECT_EQ(s["kinds"], Json::array({p.kind}));
+        EXPECT_EQ(s["allocations"], 1);
+        EXPECT_EQ(s["bytes_allocated"], p.bytes);
+        EXPECT_EQ(s["frees"], p.freed ? 1 : 0);
+        EXPECT_EQ(s["apis"], Json::array({is_static ? p.static_api : p.shared_api}));
+        // Imported memory is never this process's: not in its live device memory.
+        uint64_t live = p.freed || std::string(p.kind) == "imported" ? 0 : p.bytes;
+        const char* field = std::string(p.kind) == "managed"       ? "managed_live_bytes_end"
+                            : std::string(p.kind) == "pinned_host" ? "pinned_live_bytes_end"
+                                                                   : "live_bytes_end";
+        EXPECT_EQ(s[field], live);
+    }
+    // The trace's counts are the driver's.
+    auto calls = driver_calls(t.plain.output);
+    const Json& summary = t.report["summary"];
+    EXPECT_EQ(
+        summary["allocations"],
+        sum(calls, {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
+                    "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", "cuMemAllocManaged",
+                    "cuMemHostAlloc", "cuMemAllocHost_v2", "cuMemAllocPitch_v2", "cuArrayCreate_v2",
+                    "cuArray3DCreate_v2", "cuMipmappedArrayCreate", "cuMemHostRegister_v2",
+                    "cuGraphAddMemAllocNode", "cuIpcOpenMemHandle_v2", "cuMemPoolImportPointer",
+                    "cuExternalMemoryGetMappedBuffer", "cuMemCreate"}));
+    EXPECT_EQ(summary["frees"].get<long>() + summary["unknown_frees"].get<long>() +
+                  summary["failed_frees"].get<long>(),
+              sum(calls, {"cuMemFree_v2", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemFreeHost",
+                          "cuArrayDestroy", "cuMipmappedArrayDestroy", "cuMemHostUnregister",
+                          "cuGraphAddMemFreeNode", "cuIpcCloseMemHandle"}));
+    EXPECT_EQ(summary["unknown_frees"], 0);
+    EXPECT_EQ(summary["failed_allocations"], 0);
+    // device + array + graph memory left live: the leaks above.
+    EXPECT_EQ(summary["live_bytes_end"], 1000001 + 1000003 + 7168 + 6144 + 16384 + 1000007);
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, RealRuntime,
+                         testing::Values("real_paths_shared", "real_paths_static"));
+
+TEST(RealRuntime, CublasWorkspaceAndGemmAreTraced) {
+    if (std::string why = skip_reason("real_cublas"); !why.empty()) GTEST_SKIP() << why;
+    Traced t = run_both("real_cublas");
+    ASSERT_FALSE(t.report.is_null());
+    auto calls = driver_calls(t.plain.output);
+    const Json& summary = t.report["summary"];
+    long allocs =
+        sum(calls, {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
+                    "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", "cuMemAllocManaged",
+                    "cuMemHostAlloc", "cuMemAllocHost_v2", "cuMemAllocPitch_v2", "cuMemCreate"});
+    EXPECT_EQ(summary["allocations"], allocs);
+    const Json& matrices = site_of(t.report, "real_cublas_matrices");
+    EXPECT_EQ(matrices["allocations"], 3);
+    EXPECT_EQ(matrices["bytes_allocated"], 3 * 64 * 64 * 4);
+    EXPECT_EQ(matrices["frees"], 3);
+    EXPECT_EQ(summary["live_bytes_end"], 0);
+    if (t.plain.output.find("cublasCreate 0\n") == std::string::npos)
+        GTEST_SKIP() << "cublasCreate fails on the fake driver (status in the output below), so "
+                        "cuBLAS's own workspace and GEMM are not exercised:\n"
+                     << t.plain.output;
+    EXPECT_GT(allocs, 3) << "cuBLAS allocated nothing of its own";
+    // cuBLAS's own memory (its workspace): made under cublasCreate, freed by cublasDestroy.
+    uint64_t cublas_bytes = 0;
+    for (const Json* s : sites_mentioning(t.report, "cublasCreate_v2"))
+        cublas_bytes += (*s)["bytes_allocated"].get<uint64_t>();
+    EXPECT_GT(cublas_bytes, 0u) << t.report["sites"].dump(1);
+}
+
+} // namespace
+} // namespace gpuleak::e2e
