@@ -80,8 +80,7 @@ Traced run_both(const std::string& program) {
     return t;
 }
 
-// The one site whose frames mention `function` (in a static build the headline may be a frame of
-// the runtime itself; which frames to trim is the analyzer's business, not this test's).
+// The one site whose frames mention `function`.
 const Json& site_of(const Json& rep, const std::string& function) {
     static const Json none;
     std::vector<const Json*> found = sites_mentioning(rep, function);
@@ -138,6 +137,13 @@ TEST_P(RealRuntime, EveryAllocationPathIsTracedAsTheDriverCountsIt) {
         const Json& s = site_of(t.report, p.function);
         if (s.is_null()) continue;
         EXPECT_EQ(s["kinds"], Json::array({p.kind}));
+        // The user's line heads the site, also when the runtime is linked into the program: its
+        // internal functions (libcudart_static_<hash>) and API entry are not the program's code.
+        EXPECT_EQ(s["headline"]["function"], p.function) << s["frames"].dump(1);
+        EXPECT_EQ(s["headline"]["file"].get<std::string>().substr(
+                      s["headline"]["file"].get<std::string>().rfind('/') + 1),
+                  "real_paths.cu");
+        EXPECT_EQ(s["headline"]["reason"], "first frame in the program's own code");
         EXPECT_EQ(s["allocations"], 1);
         EXPECT_EQ(s["bytes_allocated"], p.bytes);
         EXPECT_EQ(s["frees"], p.freed ? 1 : 0);
