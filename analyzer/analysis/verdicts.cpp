@@ -167,6 +167,7 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
         if (p.site >= report.sites.size()) continue;
         SiteStats& s = report.sites[p.site];
         s.live_at_teardown += p.teardown_count;
+        s.live_bytes_at_teardown += p.teardown_bytes;
         if (p.loop >= 0) s.threads += 1;
         if (!any_loop) continue;
         Judgement j;

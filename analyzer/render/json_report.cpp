@@ -137,6 +137,7 @@ Json report_json(const Report& r) {
              {"outlived_iteration", st.outlived},
              {"accumulated_bytes", st.accumulated_bytes},
              {"live_count_at_teardown", st.live_at_teardown},
+             {"live_bytes_at_teardown", st.live_bytes_at_teardown},
              {"first_iteration",
               st.first_iteration >= 0 ? Json(st.first_iteration) : Json(nullptr)},
              {"live_bytes_by_iteration", live_bytes_by_iteration(st, loop_iterations, 60)},

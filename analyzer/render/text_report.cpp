@@ -65,16 +65,48 @@ std::string loop_place(const LoopSummary& l) {
     return "the loop at " + frame_location(f) + " (in " + frame_function(f) + ")";
 }
 
-std::string loop_line(const Report& r, const LoopSummary& l) {
-    std::string out = loop_place(l) + ", " + with_commas(l.iterations) + " iteration" +
-                      (l.iterations == 1 ? "" : "s");
-    if (l.thread >= 0 && r.summary.pid) {
-        bool several = false;
-        for (const LoopSummary& o : r.loops)
-            several = several || (o.thread >= 0 && o.thread != l.thread);
-        if (several) out += ", thread " + std::to_string(l.thread);
+std::string loop_line(const LoopSummary& l) {
+    return loop_place(l) + ", " + with_commas(l.iterations) + " iteration" +
+           (l.iterations == 1 ? "" : "s");
+}
+
+// The same loop run by several threads is one line.
+void print_loops(const Report& r, const RenderOptions& o, std::ostream& out) {
+    struct Group {
+        const LoopSummary* first;
+        size_t threads = 0;
+        uint32_t min_iterations = ~0u, max_iterations = 0;
+        uint64_t allocations = 0;
+    };
+    std::vector<Group> groups;
+    for (const LoopSummary& l : r.loops) {
+        auto same = [&](const Group& g) {
+            const LoopSummary& f = *g.first;
+            return f.source == l.source && f.name == l.name && f.function == l.function &&
+                   f.file == l.file && f.line == l.line && f.loop_line == l.loop_line;
+        };
+        auto it = std::find_if(groups.begin(), groups.end(), same);
+        if (it == groups.end()) it = groups.insert(groups.end(), Group{&l});
+        it->threads += 1;
+        it->min_iterations = std::min(it->min_iterations, l.iterations);
+        it->max_iterations = std::max(it->max_iterations, l.iterations);
+        it->allocations += l.allocations;
     }
-    return out;
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](auto& a, auto& b) { return a.allocations > b.allocations; });
+    out << "\nLoops (" << groups.size() << ")";
+    if (r.iterations.warmup)
+        out << ", first " << r.iterations.warmup << " iterations of each skipped as warm-up";
+    out << "\n";
+    for (size_t i = 0; i < groups.size() && i < o.top; ++i) {
+        const Group& g = groups[i];
+        out << "  " << loop_place(*g.first) << ", " << with_commas(g.min_iterations);
+        if (g.max_iterations != g.min_iterations) out << "-" << with_commas(g.max_iterations);
+        out << " iteration" << (g.max_iterations == 1 ? "" : "s");
+        if (g.threads > 1) out << " in each of " << g.threads << " threads";
+        out << "\n";
+    }
+    if (groups.size() > o.top) out << "  ... " << groups.size() - o.top << " more\n";
 }
 
 const char* verdict_tag(Verdict v) {
@@ -110,18 +142,7 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
                "that starts one with --iteration-site FILE:LINE.\n";
         return;
     }
-    out << "\nLoops (" << r.loops.size() << ")";
-    if (r.iterations.warmup)
-        out << ", first " << r.iterations.warmup << " iterations of each skipped as warm-up";
-    out << "\n";
-    std::vector<const LoopSummary*> loops;
-    for (const LoopSummary& l : r.loops)
-        loops.push_back(&l);
-    std::stable_sort(loops.begin(), loops.end(),
-                     [](auto* a, auto* b) { return a->allocations > b->allocations; });
-    for (size_t i = 0; i < loops.size() && i < o.top; ++i)
-        out << "  " << loop_line(r, *loops[i]) << "\n";
-    if (loops.size() > o.top) out << "  ... " << loops.size() - o.top << " more\n";
+    print_loops(r, o, out);
     if (growing.empty()) out << "No site keeps more memory from one iteration to the next.\n";
     for (size_t i = 0; i < growing.size() && i < o.top; ++i) {
         const SiteStats& st = *growing[i];
@@ -135,19 +156,17 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
         out << "  " << verdict_tag(st.verdict) << "  " << name.label
             << (name.source.empty() ? "" : " — " + name.source) << "\n";
         if (st.loop >= 0) {
-            out << "        in " << loop_line(r, r.loops[st.loop]);
-            if (st.threads > 1) out << " (and in " << st.threads - 1 << " more threads)";
+            out << "        in " << loop_line(r.loops[st.loop]);
+            if (st.threads > 1) out << " (judged in each of " << st.threads << " threads)";
             out << "\n";
         }
         out << "        " << rate << ", ";
         if (st.verdict == Verdict::Accumulation)
             out << "up to " << human_bytes(st.accumulated_bytes)
                 << " held, then released after the loop; ";
-        out << human_bytes(st.live_bytes_end[0] + st.live_bytes_end[1] + st.live_bytes_end[2])
-            << " live at end in "
-            << with_commas(st.live_count_end[0] + st.live_count_end[1] + st.live_count_end[2])
-            << " allocations, first seen in iteration " << st.first_iteration << ", " << conf
-            << "\n";
+        out << human_bytes(st.live_bytes_at_teardown) << " still held at the program's end in "
+            << with_commas(st.live_at_teardown) << " allocations, first seen in iteration "
+            << st.first_iteration << ", " << conf << "\n";
         uint32_t iterations = st.loop >= 0 ? r.loops[st.loop].iterations : 0;
         out << "        live bytes per iteration: "
             << sparkline(live_bytes_by_iteration(st, iterations, 40)) << "\n";

@@ -91,7 +91,10 @@ void LoopLifetimes::on_alloc(Allocation& a) {
 void LoopLifetimes::on_free(const Allocation& a, uint64_t, bool) {
     if (a.slot == ~0u) return;
     SiteLoopStats& p = pairs_[a.slot];
-    if (iteration(p.loop) > a.iteration) p.outlived += 1;
+    // Freed in the teardown that cut a loop's last iteration short: that is not outliving it.
+    bool cut_short = p.loop >= 0 && ended_[p.loop] && loops_.loops[p.loop].runs_to_end &&
+                     a.iteration == loops_.loops[p.loop].iterations();
+    if (iteration(p.loop) > a.iteration && !cut_short) p.outlived += 1;
     p.live_count -= 1;
     p.live_bytes -= a.size;
     touch(p, a.slot);

@@ -1,0 +1,186 @@
+// Loop detection on call paths built by hand: which back edges make loops, where they are placed,
+// and which loop holds a path. The source is replaced by a table of lines inside loop statements.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "analysis/loops.h"
+
+namespace gpuleak::analyzer {
+namespace {
+
+struct Program {
+    CallTree calls;
+    std::set<std::pair<std::string, int>> loop_lines; // (function, line) inside a for/while
+    bool source_known = true;
+
+    // A path of (function, line) frames, outermost first; the line doubles as the position.
+    std::vector<uint32_t> path(std::initializer_list<std::pair<const char*, int>> frames,
+                               bool library_tail = false) {
+        std::vector<uint32_t> out;
+        uint32_t parent = 0;
+        for (auto [function, line] : frames) {
+            parent = calls.node(parent, function, "prog.py", line, static_cast<uint64_t>(line),
+                                true, true);
+            out.push_back(parent);
+        }
+        if (library_tail) {
+            parent = calls.node(parent, "torch_op", "/site-packages/torch.py", 7, 7, true, false);
+            out.push_back(parent);
+        }
+        return out;
+    }
+
+    static LoopStatement oracle(const CallNode& node, void* self) {
+        auto* p = static_cast<Program*>(self);
+        if (!p->source_known) return {LoopContext::Unknown, 0};
+        return p->loop_lines.count({node.function_name, node.line})
+                   ? LoopStatement{LoopContext::InLoop, node.line - 1}
+                   : LoopStatement{LoopContext::NotInLoop, 0};
+    }
+};
+
+TEST(LoopFinder, OneLoopWithTwoAllocationsPerIteration) {
+    Program p;
+    p.loop_lines = {{"train", 11}, {"train", 12}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto x = p.path({{"main", 50}, {"train", 11}});
+    auto y = p.path({{"main", 50}, {"train", 12}});
+    uint64_t ts = 0;
+    for (int i = 0; i < 10; ++i) {
+        f.on_alloc(1, ts += 10, x);
+        f.on_alloc(1, ts += 10, y);
+    }
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(loops[0].iterations(), 10u);
+    EXPECT_EQ(loops[0].starts.front(), 10u); // the first entry into the head
+    EXPECT_EQ(loops[0].loop_line, 10);
+    EXPECT_TRUE(loops[0].runs_to_end);
+    EXPECT_EQ(f.loop_of(1, x), 0);
+    EXPECT_EQ(f.loop_of(1, y), 0);
+    EXPECT_EQ(f.loop_of(1, p.path({{"main", 60}})), -1);
+}
+
+TEST(LoopFinder, FunctionCalledAgainByTheCallersLoopIsTheCallersLoop) {
+    // for batch in loader: step(batch)   -- step allocates at two lines, has no loop itself
+    Program p;
+    p.loop_lines = {{"main", 32}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto a = p.path({{"main", 32}, {"step", 5}});
+    auto b = p.path({{"main", 32}, {"step", 6}});
+    auto after = p.path({{"main", 40}});
+    uint64_t ts = 0;
+    for (int i = 0; i < 6; ++i) {
+        f.on_alloc(1, ts += 10, a);
+        f.on_alloc(1, ts += 10, b);
+    }
+    f.on_alloc(1, ts += 10, after);
+    auto loops = f.finish(ts + 100);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(p.calls[loops[0].head].function_name, "main");
+    EXPECT_EQ(p.calls[loops[0].head].line, 32);
+    EXPECT_EQ(loops[0].iterations(), 6u);
+    EXPECT_FALSE(loops[0].runs_to_end);
+    EXPECT_EQ(loops[0].end_ts, ts); // left when `after` was allocated
+    EXPECT_EQ(f.loop_of(1, a), 0);
+    EXPECT_EQ(f.loop_of(1, after), -1);
+}
+
+TEST(LoopFinder, TheSameCallAgainIsAnIteration) {
+    // for i in range(n): keep.append(make())  -- make() a helper without a loop
+    Program p;
+    p.loop_lines = {{"train", 20}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto a = p.path({{"main", 1}, {"train", 20}, {"make", 5}}, true);
+    uint64_t ts = 0;
+    for (int i = 0; i < 7; ++i)
+        f.on_alloc(1, ts += 10, a);
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(p.calls[loops[0].head].function_name, "train");
+    EXPECT_EQ(loops[0].iterations(), 7u);
+}
+
+TEST(LoopFinder, BranchesInsideALibraryAreOneCallNotALoop) {
+    // output = model(x): one user line, two allocations on different library lines.
+    Program p;
+    p.loop_lines = {{"train", 12}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto first = p.path({{"train", 12}});
+    first.push_back(p.calls.node(first.back(), "forward", "/site-packages/m.py", 3, 3, true, false));
+    auto second = p.path({{"train", 12}});
+    second.push_back(
+        p.calls.node(second.back(), "forward", "/site-packages/m.py", 4, 4, true, false));
+    f.on_alloc(1, 10, first);
+    f.on_alloc(1, 20, second);
+    EXPECT_TRUE(f.finish(30).empty());
+}
+
+TEST(LoopFinder, NestedLoopsEachGetTheirOwnIterations) {
+    // for fold: build() (line 3); for batch: step() (line 5)
+    Program p;
+    p.loop_lines = {{"main", 3}, {"main", 5}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto build = p.path({{"main", 3}});
+    auto step = p.path({{"main", 5}, {"step", 9}});
+    uint64_t ts = 0;
+    for (int fold = 0; fold < 4; ++fold) {
+        f.on_alloc(1, ts += 10, build);
+        for (int b = 0; b < 6; ++b)
+            f.on_alloc(1, ts += 10, step);
+    }
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 2u);
+    int64_t outer = f.loop_of(1, build), inner = f.loop_of(1, step);
+    ASSERT_GE(outer, 0);
+    ASSERT_GE(inner, 0);
+    EXPECT_NE(outer, inner);
+    EXPECT_EQ(loops[outer].iterations(), 4u);
+    EXPECT_EQ(loops[inner].iterations(), 24u);
+}
+
+TEST(LoopFinder, ThreadsHaveTheirOwnLoops) {
+    Program p;
+    p.loop_lines = {{"worker", 4}, {"worker", 5}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto a = p.path({{"worker", 4}}), b = p.path({{"worker", 5}});
+    uint64_t ts = 0;
+    // Interleaved in time: what matters is each thread's own sequence.
+    for (int i = 0; i < 5; ++i)
+        for (uint32_t t : {1u, 2u}) {
+            f.on_alloc(t, ts += 1, a);
+            f.on_alloc(t, ts += 1, b);
+        }
+    f.on_alloc(3, ts += 1, a);
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 2u);
+    EXPECT_EQ(loops[0].iterations(), 5u);
+    EXPECT_EQ(loops[1].iterations(), 5u);
+    EXPECT_NE(loops[0].thread, loops[1].thread);
+    EXPECT_EQ(f.loop_of(3, a), -1);
+}
+
+TEST(LoopFinder, WithoutSourceARestartCountsForTheCallerToo) {
+    Program p;
+    p.source_known = false;
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto a = p.path({{"main", 32}, {"step", 5}});
+    auto b = p.path({{"main", 32}, {"step", 6}});
+    auto other = p.path({{"main", 34}});
+    uint64_t ts = 0;
+    for (int i = 0; i < 6; ++i) {
+        f.on_alloc(1, ts += 10, a);
+        f.on_alloc(1, ts += 10, b);
+        if (i % 2 == 0) f.on_alloc(1, ts += 10, other);
+    }
+    auto loops = f.finish(ts + 1);
+    // step's own "loop" and main's, which also holds the allocations at line 34.
+    int64_t at_34 = f.loop_of(1, other);
+    ASSERT_GE(at_34, 0);
+    EXPECT_EQ(p.calls[loops[at_34].head].function_name, "main");
+    EXPECT_EQ(loops[at_34].iterations(), 6u);
+}
+
+} // namespace
+} // namespace gpuleak::analyzer

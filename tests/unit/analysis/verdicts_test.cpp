@@ -1,0 +1,214 @@
+// Verdicts from lifetimes, without a trace: events go through the pairing and the loop-lifetime
+// aggregator with loops given by hand, as the replay of a real trace would feed them.
+#include <gtest/gtest.h>
+
+#include "analysis/aggregate/loop_lifetimes.h"
+#include "analysis/aggregate/totals.h"
+#include "analysis/replay.h"
+#include "analysis/verdicts.h"
+
+namespace gpuleak::analyzer {
+namespace {
+
+Loop make_loop(uint32_t id, uint32_t thread, uint64_t first, uint64_t step, uint32_t n,
+               uint64_t end, bool runs_to_end) {
+    Loop l;
+    l.id = id;
+    l.source = "inferred";
+    l.thread = thread;
+    for (uint32_t i = 0; i < n; ++i)
+        l.starts.push_back(first + i * step);
+    l.end_ts = end;
+    l.runs_to_end = runs_to_end;
+    return l;
+}
+
+// A program fed event by event; times in ns.
+class Program {
+public:
+    explicit Program(Loops loops) : loops_(std::move(loops)), lifetimes_(loops_) {}
+    uint64_t alloc(uint64_t ts, uint32_t site, uint64_t size = 1000, uint32_t thread = 1) {
+        pairing_.time(ts);
+        Allocation a;
+        a.ts = ts;
+        a.size = size;
+        a.site = site;
+        a.thread = thread;
+        uint64_t address = next_address_ += 4096;
+        pairing_.alloc(a, address, false);
+        return address;
+    }
+    void free(uint64_t ts, uint64_t address) {
+        pairing_.time(ts);
+        format::Record r;
+        r.tag = format::Tag::Free;
+        r.ts = ts;
+        r.address = address;
+        pairing_.free(r);
+    }
+    Report finish(uint64_t end_ts) {
+        Report report;
+        pairing_.finish(end_ts, report);
+        return report;
+    }
+    Loops loops_;
+
+private:
+    Totals totals_;
+    LoopLifetimes lifetimes_;
+    Pairing pairing_{{&totals_, &lifetimes_}};
+    uint64_t next_address_ = 0;
+};
+
+Loops with(std::vector<Loop> loops, std::vector<std::pair<uint32_t, uint32_t>> site_loop,
+           uint64_t teardown, uint32_t thread = 1) {
+    Loops out;
+    out.loops = std::move(loops);
+    out.teardown_ts = teardown;
+    for (auto [site, loop] : site_loop)
+        out.by_site_thread[uint64_t{site} << 32 | thread] = loop;
+    return out;
+}
+
+// The first case: a loop keeps something every iteration, a second loop runs after it and
+// keeps nothing; the kept memory is still there at the end. Judged over its own loop: a leak.
+TEST(Verdicts, LeakInTheFirstLoopStaysALeakWhileASecondLoopRuns) {
+    // Loop 0: 30 iterations at 100..3000; loop 1: 30 more at 4000..; teardown at 7000.
+    Program run(with({make_loop(0, 1, 100, 100, 30, 3100, false),
+                  make_loop(1, 1, 4000, 100, 30, 7001, true)},
+                 {{0, 0}, {1, 0}, {2, 1}}, 7000));
+    std::vector<uint64_t> kept;
+    for (int i = 0; i < 30; ++i) {
+        uint64_t t = 100 + i * 100;
+        uint64_t x = run.alloc(t + 1, 0);
+        kept.push_back(run.alloc(t + 2, 1, 5000));
+        run.free(t + 3, x);
+    }
+    for (int i = 0; i < 30; ++i) {
+        uint64_t t = 4000 + i * 100;
+        run.free(t + 2, run.alloc(t + 1, 2));
+    }
+    for (uint64_t k : kept)
+        run.free(7500, k); // the program's exit
+    Report r = run.finish(8000);
+    ASSERT_EQ(r.sites.size(), 3u);
+    EXPECT_EQ(r.sites[1].verdict, Verdict::Leak);
+    EXPECT_NEAR(r.sites[1].growth_bytes_per_iteration, 5000, 1);
+    EXPECT_EQ(r.sites[1].live_at_teardown, 30u);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Transient);
+    EXPECT_EQ(r.sites[2].verdict, Verdict::Transient);
+}
+
+TEST(Verdicts, ReleasedAfterItsLoopWhileTheProgramGoesOnIsAnAccumulation) {
+    Program run(with({make_loop(0, 1, 100, 100, 30, 3100, false),
+                  make_loop(1, 1, 4000, 100, 10, 5001, true)},
+                 {{0, 0}, {1, 1}}, 5000));
+    std::vector<uint64_t> kept;
+    for (int i = 0; i < 30; ++i)
+        kept.push_back(run.alloc(100 + i * 100 + 1, 0, 2000));
+    for (uint64_t k : kept)
+        run.free(3500, k); // the list goes out of scope
+    for (int i = 0; i < 10; ++i)
+        run.free(4000 + i * 100 + 2, run.alloc(4000 + i * 100 + 1, 1));
+    Report r = run.finish(6000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Accumulation);
+    EXPECT_NEAR(r.sites[0].growth_bytes_per_iteration, 2000, 1);
+    EXPECT_EQ(r.sites[0].accumulated_bytes, 60000u);
+}
+
+TEST(Verdicts, ListClearedAfterEveryEpochIsAnAccumulation) {
+    // One loop of 3 x 12 batches; the list is emptied after every 12th.
+    Program run(with({make_loop(0, 1, 100, 100, 36, 3701, true)}, {{0, 0}}, 3700));
+    std::vector<uint64_t> list;
+    for (int i = 0; i < 36; ++i) {
+        list.push_back(run.alloc(100 + i * 100 + 1, 0));
+        if (i % 12 == 11) {
+            for (uint64_t k : list)
+                run.free(100 + i * 100 + 50, k);
+            list.clear();
+        }
+    }
+    Report r = run.finish(4000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Accumulation);
+}
+
+TEST(Verdicts, SawtoothOfAFewIterationsIsRetained) {
+    Program run(with({make_loop(0, 1, 100, 100, 32, 3301, true)}, {{0, 0}}, 3300));
+    std::vector<uint64_t> grads;
+    for (int i = 0; i < 32; ++i) {
+        grads.push_back(run.alloc(100 + i * 100 + 1, 0));
+        if (grads.size() == 4) {
+            for (uint64_t k : grads)
+                run.free(100 + i * 100 + 50, k);
+            grads.clear();
+        }
+    }
+    Report r = run.finish(4000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
+}
+
+TEST(Verdicts, BoundedCacheAndTheLastLoopVariableAreRetained) {
+    Program run(with({make_loop(0, 1, 100, 100, 30, 3101, true)}, {{0, 0}, {1, 0}}, 3100));
+    std::vector<uint64_t> cache;
+    uint64_t previous = 0;
+    for (int i = 0; i < 30; ++i) {
+        uint64_t t = 100 + i * 100;
+        cache.push_back(run.alloc(t + 1, 0));
+        if (cache.size() > 5) {
+            run.free(t + 2, cache.front());
+            cache.erase(cache.begin());
+        }
+        uint64_t out = run.alloc(t + 3, 1);
+        if (previous) run.free(t + 4, previous);
+        previous = out;
+    }
+    Report r = run.finish(4000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
+    EXPECT_EQ(r.sites[1].verdict, Verdict::Retained);
+}
+
+TEST(Verdicts, GrowingSizesAreGrowth) {
+    Program run(with({make_loop(0, 1, 100, 100, 20, 2101, true)}, {{0, 0}}, 2100));
+    uint64_t buffer = 0;
+    for (int i = 0; i < 20; ++i) {
+        uint64_t bigger = run.alloc(100 + i * 100 + 1, 0, 1000 * (i + 1));
+        if (buffer) run.free(100 + i * 100 + 2, buffer);
+        buffer = bigger;
+    }
+    Report r = run.finish(3000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Growth);
+    EXPECT_NEAR(r.sites[0].growth_bytes_per_iteration, 1000, 1);
+}
+
+TEST(Verdicts, ConcurrentChurnInEveryThreadIsTransient) {
+    // Four threads, each with its own loop, each freeing within the iteration; their iterations
+    // overlap in time, so at any boundary of one thread another's allocation is live.
+    std::vector<Loop> loops;
+    for (uint32_t t = 0; t < 4; ++t)
+        loops.push_back(make_loop(t, t + 1, 100 + t * 7, 100, 20, 2200, true));
+    Loops l;
+    l.loops = loops;
+    l.teardown_ts = 2150;
+    for (uint32_t t = 0; t < 4; ++t)
+        l.by_site_thread[uint64_t{0} << 32 | (t + 1)] = t;
+    Program run(std::move(l));
+    for (int i = 0; i < 20; ++i)
+        for (uint32_t t = 0; t < 4; ++t) {
+            uint64_t start = 100 + t * 7 + i * 100;
+            uint64_t a = run.alloc(start + 1, 0, 100, t + 1);
+            run.free(start + 60, a); // after the next thread's boundary, within its own
+        }
+    Report r = run.finish(3000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Transient);
+    EXPECT_EQ(r.sites[0].threads, 4u);
+}
+
+TEST(Verdicts, WithoutLoopsNothingIsJudged) {
+    Program run(with({}, {}, 100));
+    run.alloc(10, 0);
+    Report r = run.finish(200);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::None);
+}
+
+} // namespace
+} // namespace gpuleak::analyzer
