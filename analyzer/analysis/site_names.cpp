@@ -23,6 +23,17 @@ std::string caller_name(const Frame& f, const Frame& inner) {
     return f.line ? name + ":" + std::to_string(f.line) : name;
 }
 
+// The frames between the allocation and the headline that are the program's or a library's (a
+// framework's own function tells apart two allocations of one user call), outermost first.
+std::vector<const Frame*> inner_frames(const Site& site) {
+    std::vector<const Frame*> out;
+    for (int i = site.headline_index; i-- > 0;)
+        if (site.frames[i].origin == FrameOrigin::User ||
+            site.frames[i].origin == FrameOrigin::Library)
+            out.push_back(&site.frames[i]);
+    return out;
+}
+
 using Key = std::tuple<std::string, std::string, int>;
 
 Key key_of(const Frame& f) {
@@ -70,16 +81,35 @@ void name_sites(Report& report) {
             if (unique) break;
         }
         bool unique = depth <= longest;
-        depth = std::min(depth, longest);
+        if (!unique) depth = 0; // the callers are the same: the frames inside tell them apart
+        std::vector<std::vector<const Frame*>> inner;
+        size_t deepest = 0;
+        for (uint32_t id : group) {
+            inner.push_back(inner_frames(table.site(id)));
+            deepest = std::max(deepest, inner.back().size());
+        }
+        size_t differ = 0; // the first depth inside at which the group's frames are not all equal
+        for (; !unique && differ < deepest; ++differ) {
+            std::map<Key, int> seen;
+            for (const auto& chain : inner)
+                ++seen[differ < chain.size() ? key_of(*chain[differ]) : Key{}];
+            if (seen.size() > 1) break;
+        }
+        std::map<std::string, int> labels;
         for (size_t g = 0; g < group.size(); ++g) {
             std::string& label = report.names[group[g]].label;
-            const Frame* inner = table.site(group[g]).headline();
+            const Frame* inner_most = table.site(group[g]).headline();
             for (size_t i = 0; i < depth && i < chains[g].size(); ++i) {
-                label += " ← " + caller_name(*chains[g][i], *inner);
-                inner = chains[g][i];
+                label += " ← " + caller_name(*chains[g][i], *inner_most);
+                inner_most = chains[g][i];
             }
-            if (!unique) label += " (site #" + std::to_string(group[g]) + ")";
+            if (!unique && differ < inner[g].size())
+                label += " via " + caller_name(*inner[g][differ], *table.site(group[g]).headline());
+            ++labels[label];
         }
+        for (uint32_t id : group)
+            if (labels[report.names[id].label] > 1)
+                report.names[id].label += " (site #" + std::to_string(id) + ")";
     }
 }
 

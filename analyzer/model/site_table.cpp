@@ -156,6 +156,19 @@ uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {
                                       : natives[m.position]);
     }
     finish_site(site);
+    std::string key;
+    for (const Frame& f : site.frames) {
+        if (f.origin == FrameOrigin::Interpreter) continue;
+        key += f.function;
+        key += '\0';
+        key += f.file;
+        key += '\0';
+        key += std::to_string(f.line) + ':' + std::to_string(f.pc) + (f.python ? "p" : "n");
+        key += '\0';
+    }
+    key += site.no_python_state ? '1' : '0';
+    auto [same, fresh_frames] = by_frames_.try_emplace(std::move(key), it->second);
+    if (!fresh_frames) return it->second = same->second;
     sites_.push_back(std::move(site));
     return it->second;
 }

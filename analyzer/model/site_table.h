@@ -66,6 +66,9 @@ private:
     StackMode mode_;
     std::unordered_map<uint32_t, uint32_t> trimmed_;
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> by_key_;
+    // Sites by their frames outside the interpreter: stacks that differ only in CPython's own C
+    // frames (a call specialized after its first runs takes another path) are one site.
+    std::unordered_map<std::string, uint32_t> by_frames_;
     std::vector<Site> sites_;
     CallTree calls_;
 };

@@ -4,8 +4,10 @@ Each scenario's leaking line carries a `# LEAK` comment: the test finds it by th
 that the report's headline for the leaking site is exactly that file, function and line.
 """
 import sys
+import threading
 
 import fake_torch as torch
+from user_tensor import Buffer
 
 ITERATIONS = 12
 BATCH = 1 << 20
@@ -83,6 +85,73 @@ def wrong_batch_size(model):
             return 0
         model(x).item()
     return 1
+
+
+def train_then_fixed_loop(model):
+    """The leak grows through the first loop and stays flat while a second loop runs."""
+    total = 0
+    for _ in range(ITERATIONS):
+        x = torch.empty(BATCH)
+        loss = model(x)  # LEAK
+        total += loss  # LEAK
+    for _ in range(ITERATIONS):
+        x = torch.empty(BATCH)
+        model(x).item()
+    return total
+
+
+def items_then_outputs(model):
+    """An evaluation that keeps item()s, then one that keeps the outputs."""
+    values, outputs = [], []
+    for _ in range(ITERATIONS):
+        values.append(model(torch.empty(BATCH)).item())
+    for _ in range(ITERATIONS):
+        x = torch.empty(BATCH)
+        outputs.append(model(x))  # LEAK
+    return len(values) + len(outputs)
+
+
+def threads_churn(_model):
+    """Four threads allocating and freeing in their own loops at once: nothing is kept."""
+    def worker():
+        for _ in range(ITERATIONS * 4):
+            a = torch.empty(4096)
+            b = torch.empty(8192)
+            del a, b
+    workers = [threading.Thread(target=worker) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return 0
+
+
+def leaky_worker_thread(_model):
+    """One worker of four keeps what it allocates."""
+    kept = []
+
+    def worker(keep):
+        for _ in range(ITERATIONS * 2):
+            scratch = torch.empty(4096)
+            if keep:
+                kept.append(torch.empty(BATCH))  # LEAK
+            del scratch
+    workers = [threading.Thread(target=worker, args=(i == 2,)) for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return len(kept)
+
+
+def through_a_helper(_model):
+    """Every allocation goes through one constructor in the program's own tree."""
+    kept = []
+    for _ in range(ITERATIONS):
+        scratch = Buffer(4096)
+        kept.append(Buffer(BATCH))  # LEAK
+        del scratch
+    return len(kept)
 
 
 if __name__ == "__main__":

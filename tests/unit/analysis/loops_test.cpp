@@ -108,7 +108,8 @@ TEST(LoopFinder, BranchesInsideALibraryAreOneCallNotALoop) {
     p.loop_lines = {{"train", 12}};
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto first = p.path({{"train", 12}});
-    first.push_back(p.calls.node(first.back(), "forward", "/site-packages/m.py", 3, 3, true, false));
+    first.push_back(
+        p.calls.node(first.back(), "forward", "/site-packages/m.py", 3, 3, true, false));
     auto second = p.path({{"train", 12}});
     second.push_back(
         p.calls.node(second.back(), "forward", "/site-packages/m.py", 4, 4, true, false));

@@ -74,9 +74,9 @@ Loops with(std::vector<Loop> loops, std::vector<std::pair<uint32_t, uint32_t>> s
 // keeps nothing; the kept memory is still there at the end. Judged over its own loop: a leak.
 TEST(Verdicts, LeakInTheFirstLoopStaysALeakWhileASecondLoopRuns) {
     // Loop 0: 30 iterations at 100..3000; loop 1: 30 more at 4000..; teardown at 7000.
-    Program run(with({make_loop(0, 1, 100, 100, 30, 3100, false),
-                  make_loop(1, 1, 4000, 100, 30, 7001, true)},
-                 {{0, 0}, {1, 0}, {2, 1}}, 7000));
+    Program run(with(
+        {make_loop(0, 1, 100, 100, 30, 3100, false), make_loop(1, 1, 4000, 100, 30, 7001, true)},
+        {{0, 0}, {1, 0}, {2, 1}}, 7000));
     std::vector<uint64_t> kept;
     for (int i = 0; i < 30; ++i) {
         uint64_t t = 100 + i * 100;
@@ -100,9 +100,9 @@ TEST(Verdicts, LeakInTheFirstLoopStaysALeakWhileASecondLoopRuns) {
 }
 
 TEST(Verdicts, ReleasedAfterItsLoopWhileTheProgramGoesOnIsAnAccumulation) {
-    Program run(with({make_loop(0, 1, 100, 100, 30, 3100, false),
-                  make_loop(1, 1, 4000, 100, 10, 5001, true)},
-                 {{0, 0}, {1, 1}}, 5000));
+    Program run(with(
+        {make_loop(0, 1, 100, 100, 30, 3100, false), make_loop(1, 1, 4000, 100, 10, 5001, true)},
+        {{0, 0}, {1, 1}}, 5000));
     std::vector<uint64_t> kept;
     for (int i = 0; i < 30; ++i)
         kept.push_back(run.alloc(100 + i * 100 + 1, 0, 2000));
