@@ -157,7 +157,8 @@ Json report_json(const Report& r) {
     j["iterations"] = {{"source", r.iterations.source},
                        {"count", r.iterations.count},
                        {"markers", r.iterations.markers},
-                       {"warmup", r.iterations.warmup}};
+                       {"warmup", r.iterations.warmup},
+                       {"clock_site", nullptr}}; // iterations come from loops now
     j["loops"] = loops_json(r);
     j["hints"] = r.hints;
     j["peak"] = {{"time_s", s.peak_time_s},
