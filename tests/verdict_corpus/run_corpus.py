@@ -367,6 +367,17 @@ def run_corpus(args):
             sys.exit("run_corpus: %s not found (build first)" % cfg[what])
     suites = find_suites(args)
     only = re.compile(args.only) if args.only else None
+    stale = []
+    for prog in manifest["programs"]:
+        if prog["lang"] == "c" and any(s == "c" for s, _ in suites):
+            exe = os.path.join(corpus, prog["binary"])
+            srcs = [os.path.join(corpus, prog["dir"], f) for f in prog["sources"]]
+            if not os.path.exists(exe) or any(
+                    os.path.getmtime(f) > os.path.getmtime(exe) for f in srcs):
+                stale.append(prog["name"])
+    if stale:
+        sys.exit("run_corpus: %d C programs are missing or older than their sources (%s ...): "
+                 "cmake --build %s --target verdict_corpus" % (len(stale), stale[0], build))
     jobs = []
     for suite, python in suites:
         for prog in manifest["programs"]:
