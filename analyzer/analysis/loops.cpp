@@ -289,9 +289,9 @@ Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& option
         uint64_t ts = e.record->ts;
         uint32_t site = cache.site(e.thread, e.record->stack, e.record->py_stack);
         out.teardown_ts = ts;
-        finder.on_alloc(e.thread, ts, sites.site(site).path);
-        uint64_t key = uint64_t{site} << 32 | e.thread;
-        auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.thread, ts});
+        finder.on_alloc(e.lane, ts, sites.site(site).path);
+        uint64_t key = uint64_t{site} << 32 | e.lane;
+        auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.lane, ts});
         if (fresh) order.push_back(key);
         st->second.allocations += 1;
         for (size_t i = 0; i < options.site_locations.size(); ++i) {

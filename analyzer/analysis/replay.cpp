@@ -123,7 +123,7 @@ bool replay(LoadedTrace& trace, SiteTable& sites, const std::vector<Aggregator*>
             a.ts = r.ts;
             a.size = r.size;
             a.site = cache.site(e.thread, r.stack, r.py_stack);
-            a.thread = e.thread;
+            a.thread = e.lane;
             a.kind = r.kind;
             a.api = r.api;
             a.device = static_cast<int32_t>(r.device);
@@ -134,7 +134,7 @@ bool replay(LoadedTrace& trace, SiteTable& sites, const std::vector<Aggregator*>
             pairing.free(r);
             break;
         case Tag::AllocFailed:
-            pairing.failed({r.ts, cache.site(e.thread, r.stack, r.py_stack), e.thread, &r});
+            pairing.failed({r.ts, cache.site(e.thread, r.stack, r.py_stack), e.lane, &r});
             break;
         case Tag::VmmRetain:
         case Tag::VmmRelease:

@@ -22,7 +22,7 @@ struct Allocation {
     uint64_t ts = 0;
     uint64_t size = 0;
     uint32_t site = 0;
-    uint32_t thread = 0;
+    uint32_t thread = 0; // the thread (Event::lane), not its recording slot
     format::MemKind kind = format::MemKind::Device;
     format::Api api = format::Api::Unknown;
     int32_t device = -1;

@@ -33,11 +33,16 @@ public:
         for (;;) {
             if (cursor_) {
                 format::Record& r = records_[!current_];
-                while (cursor_->next(r))
+                while (cursor_->next(r)) {
                     if (is_timed(r.tag)) {
                         current_ = !current_;
                         return true;
                     }
+                    // The recorder hands an exited thread's slot to the next new thread, which
+                    // announces itself: from here on the slot's events are another thread's.
+                    if (r.tag == format::Tag::Thread && ++announced_ > 1)
+                        lane_ = static_cast<uint32_t>(announced_ - 1) << 16 | thread_;
+                }
                 if (!cursor_->error().empty())
                     warnings.push_back("malformed record in thread " + std::to_string(thread_) +
                                        ": " + cursor_->error());
@@ -54,10 +59,13 @@ public:
     }
 
     uint32_t thread() const { return thread_; }
+    uint32_t lane() const { return lane_; }
     const format::Record& record() const { return records_[current_]; }
 
 private:
     uint32_t thread_;
+    uint32_t lane_ = thread_;
+    uint64_t announced_ = 0;
     std::vector<const format::BlockRef*> blocks_;
     size_t next_block_ = 0;
     std::vector<uint8_t> payload_;
@@ -123,7 +131,8 @@ const Event* EventStream::next() {
     if (ready_ == kNoStream) return nullptr;
     delivered_ = ready_;
     ready_ = kNoStream;
-    event_ = {streams_[delivered_]->thread(), &streams_[delivered_]->record()};
+    event_ = {streams_[delivered_]->thread(), &streams_[delivered_]->record(),
+              streams_[delivered_]->lane()};
     return &event_;
 }
 

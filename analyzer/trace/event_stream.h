@@ -14,8 +14,11 @@
 namespace gpuleak::analyzer {
 
 struct Event {
-    uint32_t thread;
+    uint32_t thread; // the recording slot: stack ids are per slot
     const format::Record* record;
+    // The thread itself: a slot is handed to a new thread when its last one exits, so each
+    // thread that used a slot after the first gets its own lane (`thread` for the first).
+    uint32_t lane = thread;
 };
 
 // Records with a timestamp: the events pass 2 delivers (from recording threads only).
