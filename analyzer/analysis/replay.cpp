@@ -24,6 +24,7 @@ struct LiveAllocation {
     uint64_t size;
     uint32_t site;
     MemKind kind;
+    int16_t device;
     uint32_t iteration;
 };
 
@@ -35,9 +36,9 @@ struct VmmHandle {
 
 class Replay {
 public:
-    Replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations)
+    Replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations, const ReplayHooks& hooks)
         : trace_(trace), sites_(sites), site_cache_(trace, sites), iterations_(iterations),
-          boundaries_(iterations.boundaries) {}
+          boundaries_(iterations.boundaries), hooks_(hooks) {}
 
     Report run() {
         report_.trace_path = trace_.path;
@@ -99,7 +100,11 @@ private:
         return report_.sites[site];
     }
 
-    void change_live(const LiveAllocation& a, bool add) {
+    void change_live(uint64_t address, const LiveAllocation& a, bool add) {
+        if (hooks_.observer) {
+            LiveChange c{ts_, address, a.size, a.site, a.kind, a.device};
+            add ? hooks_.observer->on_alloc(c) : hooks_.observer->on_free(c);
+        }
         SiteStats& st = stats(a.site);
         int k = static_cast<int>(a.kind);
         if (a.kind == MemKind::Device && site_epoch_[a.site] != peak_epoch_) {
@@ -130,29 +135,29 @@ private:
         auto [entry, fresh] = live.try_emplace(address, a);
         if (!fresh) {
             // A free we never saw (e.g. from a path outside our hooks): the old block is gone.
-            change_live(*entry, false);
+            change_live(address, *entry, false);
             *entry = a;
         }
-        change_live(a, true);
+        change_live(address, a, true);
     }
 
-    void release(const LiveAllocation& a) {
+    void release(uint64_t address, const LiveAllocation& a) {
         if (iteration_ > a.iteration) report_.sites[a.site].outlived += 1;
-        change_live(a, false);
+        change_live(address, a, false);
         report_.sites[a.site].frees += 1;
         report_.summary.frees += 1;
     }
 
     void maybe_release_handle(std::unordered_map<uint64_t, VmmHandle>::iterator it) {
         if (it->second.refs > 0 || it->second.mappings > 0) return;
-        release(it->second.allocation);
+        release(it->first, it->second.allocation);
         handles_.erase(it);
     }
 
     void on_alloc(const Event& e) {
         const format::Record& r = *e.record;
         uint32_t site = site_cache_.site(e.thread, r.stack, r.py_stack);
-        LiveAllocation a{r.size, site, r.kind, iteration_};
+        LiveAllocation a{r.size, site, r.kind, static_cast<int16_t>(r.device), iteration_};
         SiteStats& st = stats(site);
         if (st.first_iteration < 0) st.first_iteration = iteration_;
         if (r.device >= 0 && r.device < 64) st.devices_seen |= 1ull << r.device;
@@ -166,10 +171,10 @@ private:
         if (r.api == Api::cuMemCreate) {
             auto [it, fresh] = handles_.try_emplace(r.address, VmmHandle{a});
             if (!fresh) {
-                change_live(it->second.allocation, false);
+                change_live(r.address, it->second.allocation, false);
                 it->second = VmmHandle{a};
             }
-            change_live(a, true);
+            change_live(r.address, a, true);
         } else {
             add(r.address, r.kind == MemKind::PinnedHost, a);
         }
@@ -195,7 +200,7 @@ private:
             report_.summary.unknown_frees += 1;
             return;
         }
-        release(*a);
+        release(r.address, *a);
         live.erase(a);
     }
 
@@ -219,6 +224,8 @@ private:
         std::sort(oom.by_site.begin(), oom.by_site.end(),
                   [](auto& a, auto& b) { return a.bytes > b.bytes; });
         if (oom.by_site.size() > kOomSitesKept) oom.by_site.resize(kOomSitesKept);
+        if (hooks_.observer)
+            hooks_.observer->on_failed(ts_, oom.site, oom.device, oom.requested, oom.free_bytes);
         report_.ooms.push_back(std::move(oom));
     }
 
@@ -245,9 +252,15 @@ private:
             sample_changed_sites();
             ++next_boundary_;
             iteration_ = static_cast<uint32_t>(next_boundary_);
+            uint64_t start = boundaries_[next_boundary_ - 1];
+            if (hooks_.observer &&
+                (!hooks_.filter || hooks_.filter->keep_iteration(start, iteration_)))
+                hooks_.observer->on_iteration(start, iteration_);
         }
+        if (hooks_.filter && !hooks_.filter->keep(r, iteration_)) return;
         report_.summary.events += 1;
         now_s_ = static_cast<double>(r.ts) / 1e9;
+        ts_ = r.ts;
         switch (r.tag) {
         case Tag::Alloc:
             on_alloc(e);
@@ -276,6 +289,9 @@ private:
             if (it != handles_.end()) it->second.mappings += 1;
             break;
         }
+        case Tag::Marker:
+            if (hooks_.observer) hooks_.observer->on_marker(r.ts, r.text);
+            break;
         case Tag::VmmUnmap: {
             auto m = mappings_.lower_bound(r.address);
             while (m != mappings_.end() && m->first < r.address + r.size) {
@@ -294,6 +310,7 @@ private:
 
     void finish() {
         sample_changed_sites();
+        if (hooks_.observer) hooks_.observer->on_end(ts_);
         // Never freed: the end of the trace ended their iteration too.
         for (auto* live : {&device_live_map_, &host_live_})
             live->for_each(
@@ -339,6 +356,8 @@ private:
     std::vector<uint64_t> size_sample_;
     Report report_;
     double now_s_ = 0;
+    uint64_t ts_ = 0; // of the event being replayed
+    const ReplayHooks& hooks_;
     uint64_t device_live_ = 0;
     uint64_t peak_epoch_ = 0;
     std::vector<uint64_t> site_epoch_;
@@ -350,8 +369,9 @@ private:
 
 } // namespace
 
-Report replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations) {
-    Report report = Replay(trace, sites, iterations).run();
+Report replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations,
+              const ReplayHooks& hooks) {
+    Report report = Replay(trace, sites, iterations, hooks).run();
     report.iterations = {
         iterations.source, iterations.count(), iterations.markers, iterations.warmup,
         iterations.has_clock_site ? static_cast<int64_t>(iterations.clock_site) : -1};

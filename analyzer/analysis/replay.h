@@ -10,6 +10,7 @@
 #pragma once
 
 #include "analysis/iterations.h"
+#include "analysis/observer.h"
 #include "analysis/report.h"
 #include "trace/loaded_trace.h"
 
@@ -17,7 +18,9 @@ namespace gpuleak::analyzer {
 
 // Also samples each site's live memory at the end of every iteration, counts the allocations that
 // outlived the iteration that made them, and completes `iterations` whose boundaries are still to
-// be collected (see iterations.h).
-Report replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations);
+// be collected (see iterations.h). `hooks`: an observer told of every event, a filter of events
+// (observer.h).
+Report replay(LoadedTrace& trace, SiteTable& sites, Iterations& iterations,
+              const ReplayHooks& hooks = {});
 
 } // namespace gpuleak::analyzer
