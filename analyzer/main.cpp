@@ -2,6 +2,8 @@
 // which sites keep memory from one iteration to the next, and why allocations failed.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -12,6 +14,7 @@
 #include "analysis/replay.h"
 #include "analysis/verdicts.h"
 #include "gates/gates.h"
+#include "outputs.h"
 #include "render/renderers.h"
 #include "trace/loaded_trace.h"
 
@@ -33,22 +36,33 @@ struct Analysis {
     LoadedTrace trace;
     std::unique_ptr<Symbolizer> symbolizer;
     std::unique_ptr<SiteTable> sites;
+    Aggregators aggregators; // timeline, allocation log, window (outputs.h)
     Report report;
 };
 
-bool analyze(const std::string& path, StackMode mode, const IterationOptions& iteration_options,
-             Analysis& a) {
+enum class Analyzed { Ok, Skipped, Failed };
+
+Analyzed analyze(const std::string& path, StackMode mode, const IterationOptions& iteration_options,
+                 const std::string& format, const ExtraOptions& extra, Analysis& a) {
     std::string error;
     if (!load_trace(path, a.trace, error)) {
         std::cerr << "gpuleak-report: " << path << ": " << error << "\n";
-        return false;
+        return Analyzed::Failed;
     }
+    if (!extra.pids.empty() &&
+        std::find(extra.pids.begin(), extra.pids.end(), a.trace.process.pid) == extra.pids.end())
+        return Analyzed::Skipped;
+    make_aggregators(format, extra, a.aggregators);
     a.symbolizer = std::make_unique<Symbolizer>();
     for (const auto& m : a.trace.modules)
         a.symbolizer->add_module(m);
     a.sites = std::make_unique<SiteTable>(a.trace, *a.symbolizer, mode);
     Iterations iterations = find_iterations(a.trace, *a.sites, iteration_options);
-    a.report = replay(a.trace, *a.sites, iterations);
+    a.report = replay(a.trace, *a.sites, iterations, a.aggregators.hooks());
+    if (a.aggregators.window) {
+        a.aggregators.window->narrow_iterations(iterations, a.report);
+        a.report.notes.push_back(a.aggregators.window->describe());
+    }
     decide_verdicts(a.report, iterations);
     add_hints(a.report, a.trace, iterations);
     for (const auto& w : a.symbolizer->warnings()) {
@@ -57,7 +71,7 @@ bool analyze(const std::string& path, StackMode mode, const IterationOptions& it
                       w.find("no debug info for /usr/lib/") != std::string::npos;
         if (!system) a.report.warnings.push_back(w);
     }
-    return true;
+    return Analyzed::Ok;
 }
 
 } // namespace
@@ -67,15 +81,20 @@ int main(int argc, char** argv) {
     unsetenv("DEBUGINFOD_URLS");
     CLI::App app{kDescription};
     std::vector<std::string> traces;
-    std::string format = "text", stacks = "merged", output, fail_on, max_growth, max_peak,
-                max_live_end;
+    std::string format = "text", stacks = "merged", output, max_growth, max_peak, max_live_end;
+    std::vector<std::string> fail_on;
+    ExtraOptions extra;
     RenderOptions options;
     IterationOptions iteration_options;
     app.add_option("traces", traces,
                    "trace files written by libgpuleak.so (several: one job's processes)")
         ->required()
         ->check(CLI::ExistingFile);
-    app.add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+    std::vector<std::string> formats = {"text", "json"};
+    formats.insert(formats.end(), export_formats().begin(), export_formats().end());
+    app.add_option("--format", format,
+                   "text, json, html, collapsed, pprof, perfetto or torch-snapshot")
+        ->check(CLI::IsMember(formats));
     app.add_option("--stacks", stacks, "merged (Python and native), python or native")
         ->check(CLI::IsMember({"merged", "python", "native"}));
     app.add_option(
@@ -83,8 +102,10 @@ int main(int argc, char** argv) {
         "FILE:LINE whose every allocation starts an iteration (default: markers, else inferred)");
     app.add_option("--warmup", iteration_options.warmup,
                    "iterations to ignore at the start (autotuning, lazy init)");
-    app.add_option("--fail-on", fail_on, "exit 1 if any site has this verdict")
-        ->check(CLI::IsMember({"leak"}));
+    app.add_option("--fail-on", fail_on,
+                   "exit 1 if any site leaks (leak), or if this run regressed against --baseline "
+                   "(regression)")
+        ->check(CLI::IsMember({"leak", "regression"}));
     app.add_option("--max-growth", max_growth,
                    "exit 1 if a site grows faster than SIZE/iter (e.g. 1MiB/iter)");
     app.add_option("--max-peak", max_peak, "exit 1 if the device peak exceeds SIZE (e.g. 20GiB)");
@@ -92,13 +113,28 @@ int main(int argc, char** argv) {
     app.add_option("--top", options.top, "sites shown per section (text)");
     app.add_option("--frames", options.max_frames, "frames shown per site (text)");
     app.add_option("-o,--output", output, "write the report to this file instead of stdout");
+    add_extra_options(app, extra);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? 0 : 2;
     }
+    if (std::string error = finish_extra_options(extra); !error.empty()) {
+        std::cerr << "gpuleak-report: " << error << "\n";
+        return 2;
+    }
+    bool fail_on_regression =
+        std::find(fail_on.begin(), fail_on.end(), "regression") != fail_on.end();
+    if (fail_on_regression && extra.baseline.empty()) {
+        std::cerr << "gpuleak-report: --fail-on regression needs --baseline TRACE\n";
+        return 2;
+    }
+    if (!extra.baseline.empty() && format != "text" && format != "json") {
+        std::cerr << "gpuleak-report: with --baseline, --format is text or json\n";
+        return 2;
+    }
     Gates gates;
-    gates.fail_on_leak = fail_on == "leak";
+    gates.fail_on_leak = std::find(fail_on.begin(), fail_on.end(), "leak") != fail_on.end();
     for (auto [text, target, flag] :
          {std::tuple{&max_growth, &gates.max_growth_per_iteration, "--max-growth"},
           std::tuple{&max_peak, &gates.max_peak, "--max-peak"},
@@ -115,30 +151,71 @@ int main(int argc, char** argv) {
                      : stacks == "native" ? StackMode::Native
                                           : StackMode::Merged;
 
-    std::vector<std::unique_ptr<Analysis>> analyses;
     int status = 0;
-    for (const auto& path : traces) {
-        auto a = std::make_unique<Analysis>();
-        if (analyze(path, mode, iteration_options, *a))
-            analyses.push_back(std::move(a));
-        else
-            status = 2;
+    auto analyze_all = [&](const std::vector<std::string>& paths,
+                           std::vector<std::unique_ptr<Analysis>>& analyses,
+                           std::vector<Report>& reports) {
+        for (const auto& path : paths) {
+            auto a = std::make_unique<Analysis>();
+            Analyzed result = analyze(path, mode, iteration_options, format, extra, *a);
+            if (result == Analyzed::Ok)
+                analyses.push_back(std::move(a));
+            else if (result == Analyzed::Failed)
+                status = 2;
+        }
+        for (auto& a : analyses)
+            reports.push_back(std::move(a->report));
+        if (reports.size() > 1) add_multi_process_hints(reports);
+    };
+    std::vector<std::unique_ptr<Analysis>> analyses, base_analyses;
+    std::vector<Report> reports, base_reports;
+    analyze_all(traces, analyses, reports);
+    if (status == 0 && reports.empty() && !extra.pids.empty()) {
+        std::cerr << "gpuleak-report: no trace of the processes given with --pid\n";
+        return 2;
     }
-    std::vector<Report> reports;
-    for (auto& a : analyses)
-        reports.push_back(std::move(a->report));
-    if (reports.size() > 1) add_multi_process_hints(reports);
+    std::vector<Comparison> comparisons;
+    if (!extra.baseline.empty()) {
+        analyze_all(extra.baseline, base_analyses, base_reports);
+        if (status == 0 && base_reports.size() != reports.size()) {
+            std::cerr << "gpuleak-report: --baseline has " << base_reports.size()
+                      << " processes, the traces " << reports.size()
+                      << "; they are compared in order and must be as many\n";
+            return 2;
+        }
+        for (size_t i = 0; i < reports.size() && i < base_reports.size(); ++i)
+            comparisons.push_back(compare_reports(base_reports[i], reports[i]));
+    }
 
     std::ofstream file;
     if (!output.empty()) {
-        file.open(output);
+        file.open(output, std::ios::binary);
         if (!file) {
             std::cerr << "gpuleak-report: cannot write " << output << "\n";
             return 2;
         }
     }
     std::ostream& out = output.empty() ? std::cout : file;
-    if (!reports.empty()) {
+    if (!comparisons.empty()) {
+        if (format == "json")
+            out << comparison_json(comparisons)
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
+        else
+            render_comparison_text(comparisons, options.top, out);
+    } else if (!reports.empty() && format != "text" && format != "json") {
+        std::vector<ExportInput> in;
+        for (size_t i = 0; i < reports.size(); ++i)
+            in.push_back({&reports[i], analyses[i]->aggregators.timeline.get(),
+                          analyses[i]->aggregators.allocations.get()});
+        if (int rc = write_export(format, in, extra, out)) {
+            if (!output.empty()) {
+                file.close();
+                std::remove(output.c_str()); // nothing half-written is left behind
+            }
+            return rc;
+        }
+    } else if (!reports.empty()) {
         if (format == "json") {
             render_json(reports, out);
         } else {
@@ -147,6 +224,10 @@ int main(int argc, char** argv) {
             if (reports.size() > 1) render_text_merged(reports, out);
         }
     }
-    if (status == 0 && gates.any() && !check_gates(gates, reports, std::cerr)) status = 1;
+    bool ci = gates.any() || fail_on_regression || !extra.junit.empty() || !extra.summary.empty() ||
+              extra.github;
+    if (status == 0 && ci &&
+        !finish_ci(gates, fail_on_regression, reports, comparisons, extra, status) && status == 0)
+        status = 1;
     return status;
 }
