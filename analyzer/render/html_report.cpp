@@ -19,7 +19,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr size_t kFlameSites = 5000;
+constexpr size_t kFlameSites = 2000;
 
 // Frames interned per process: [function, location, file, line, python, source].
 class FrameTable {

@@ -269,6 +269,17 @@ def main():
                 print(f"     timeline pixels: {nonwhite} not white, {hits} of the leak band's colour")
                 check(nonwhite > w * h * 0.02, "the timeline's pixels are not blank")
                 check(hits > 50, "the leak's band shows in the timeline's pixels")
+        # Full page as first drawn, kept as the test's artifact.
+        height = browser.evaluate("document.documentElement.scrollHeight")
+        browser.send("Emulation.setDeviceMetricsOverride",
+                     {"width": 1400, "height": min(int(height), 6000), "deviceScaleFactor": 1,
+                      "mobile": False})
+        import base64
+        shot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+        with open(args.screenshot, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+        print(f"     screenshot: {args.screenshot}")
+
         flame = browser.evaluate("""(() => {
             const nodes = [...document.querySelectorAll('#flame .node')];
             if (!nodes.length) return null;
@@ -296,17 +307,6 @@ def main():
             check(tabs["tabs"] == args.processes, f"{args.processes} process tabs ({tabs['tabs']})")
             check(tabs["drawn"] == args.processes and tabs["errors"] == "0",
                   "every process draws when its tab is selected")
-
-        # Full page, kept as the test's artifact.
-        height = browser.evaluate("document.documentElement.scrollHeight")
-        browser.send("Emulation.setDeviceMetricsOverride",
-                     {"width": 1400, "height": min(int(height), 6000), "deviceScaleFactor": 1,
-                      "mobile": False})
-        import base64
-        shot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
-        with open(args.screenshot, "wb") as f:
-            f.write(base64.b64decode(shot["data"]))
-        print(f"     screenshot: {args.screenshot}")
 
         # Everything the browser reported while loading and drawing.
         time.sleep(0.2)

@@ -426,7 +426,7 @@
       const color = r.verdict === 'leak' ? LEAK_COLOR : siteColor[r.id] || '#5a6b8c';
       const tr = el('tr', {class: 'site-row verdict-' + r.verdict, 'data-site': r.id},
         el('td', {}, el('span', {class: 'badge ' + r.verdict, text: r.verdict})),
-        el('td', {}, siteColor[r.id] ? el('span', {class: 'sw', style: 'display:inline-block;width:9px;height:9px;margin-right:5px;background:' + siteColor[r.id]}) : null,
+        el('td', {class: 'site-cell'}, siteColor[r.id] ? el('span', {class: 'sw', style: 'display:inline-block;width:9px;height:9px;margin-right:5px;background:' + siteColor[r.id]}) : null,
           el('span', {class: 'site-label', text: r.label}),
           head && head[5] ? el('div', {class: 'src', text: head[5]}) : null),
         el('td', {class: 'num', text: r.growth > 0 ? '+' + bytes(Math.round(r.growth)) : ''}),
@@ -435,7 +435,7 @@
         el('td', {class: 'num', text: bytes(r.at_peak)}),
         el('td', {class: 'num', text: count(r.allocations)}),
         el('td', {}, sparkline(r.spark, color)),
-        el('td', {class: 'hint', text: r.hints.length ? r.hints[0] : ''}));
+        el('td', {class: 'hint hint-cell', text: r.hints.length ? r.hints[0] : ''}));
       let detail = null;
       tr.addEventListener('click', () => {
         if (detail) { detail.remove(); detail = null; return; }
@@ -470,7 +470,14 @@
     const totals = metrics.map(([, k]) => p.flame.reduce((a, f) => a + f[k], 0));
     select.value = String(totals[0] > 0 ? 2 : totals[1] > 0 ? 3 : 4);
     const crumbs = el('div', {class: 'crumbs'});
-    sec.append(el('div', {class: 'toolbar'}, 'weigh by ', select, el('span', {text: 'outermost frame at the top; click a frame to zoom in, click the top bar to zoom out'})));
+    // With Python frames, those are the user's stack: the interpreter's own frames are hidden
+    // unless asked for (as in the text report).
+    const hasPython = frames.some(f => f[4]);
+    const pyOnly = el('input', {type: 'checkbox', id: 'flame-python-only'});
+    pyOnly.checked = hasPython;
+    sec.append(el('div', {class: 'toolbar'}, 'weigh by ', select,
+      hasPython ? el('label', {}, pyOnly, ' Python frames only') : null,
+      el('span', {text: 'outermost frame at the top; click a frame to zoom in, click the top bar to zoom out'})));
     sec.append(crumbs);
     const box = el('div', {class: 'flame', id: 'flame'});
     sec.append(box);
@@ -486,7 +493,8 @@
         if (!v) continue;
         root.value += v;
         let node = root;
-        const ids = f[1];
+        let ids = f[1];
+        if (pyOnly.checked && ids.some(i => frames[i][4])) ids = ids.filter(i => frames[i][4]);
         for (let i = ids.length - 1; i >= 0; i--) {
           let c = node.children.get(ids[i]);
           if (!c) { c = {name: ids[i], value: 0, children: new Map(), leak: false}; node.children.set(ids[i], c); }
@@ -590,6 +598,7 @@
       box.style.height = (Math.max(depth, 1) * rowH + 4) + 'px';
     }
     select.addEventListener('change', () => { focus = []; render(); });
+    pyOnly.addEventListener('change', () => { focus = []; render(); });
     render();
     window.addEventListener('resize', () => render());
   }
