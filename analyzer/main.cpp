@@ -105,6 +105,9 @@ int main(int argc, char** argv) {
     app.add_option("--fail-on", fail_on,
                    "exit 1 if any site leaks (leak), or if this run regressed against --baseline "
                    "(regression)")
+        ->expected(1)
+        ->allow_extra_args(false) // repeatable, one value each: the traces after it stay traces
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->check(CLI::IsMember({"leak", "regression"}));
     app.add_option("--max-growth", max_growth,
                    "exit 1 if a site grows faster than SIZE/iter (e.g. 1MiB/iter)");

@@ -469,6 +469,13 @@ TEST(Ci, JunitAnnotationsAndSummary) {
     std::string twice = read_file(summary);
     EXPECT_GT(twice.size(), md.size());
     EXPECT_EQ(twice.compare(0, md.size(), md), 0);
+    // Options before the traces take one value each: the traces stay traces.
+    EXPECT_EQ(report_cmd("--fail-on leak --pid " +
+                             std::to_string(d.report["summary"]["pid"].get<uint64_t>()) +
+                             " -o /dev/null" + join(d.run.traces),
+                         &out),
+              1)
+        << out;
     // Without a failing gate, leaks are warnings.
     ASSERT_EQ(report_cmd("--github -o /dev/null" + join(d.run.traces), &out), 0);
     EXPECT_NE(out.find("::warning file="), std::string::npos) << out;
