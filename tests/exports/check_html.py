@@ -172,7 +172,8 @@ def main():
     ap.add_argument("--screenshot", required=True)
     ap.add_argument("--processes", type=int, default=1)
     ap.add_argument("--max-load-s", type=float, default=10.0)
-    ap.add_argument("--expect-text", help="text the leak's row must show (its source line)")
+    ap.add_argument("--expect-text", action="append", default=[],
+                    help="text the leak's row must show (its source line, its loop); repeatable")
     args = ap.parse_args()
     exe = find_chromium()
     if not exe:
@@ -226,9 +227,8 @@ def main():
             check(leak["w"] > 100 and leak["h"] > 5 and leak["visible"], "the leak row is visible")
             check(args.leak_function in leak["text"],
                   f"the leak row names {args.leak_function}: {leak['text'][:120]!r}")
-            if args.expect_text:
-                check(args.expect_text in leak["text"],
-                      f"the leak row shows {args.expect_text!r}")
+            for text in args.expect_text:
+                check(text in leak["text"], f"the leak row shows {text!r}")
         tl = browser.evaluate("""(() => {
             const s = document.getElementById('timeline-svg');
             if (!s) return null;

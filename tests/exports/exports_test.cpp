@@ -262,11 +262,16 @@ void check_html(const Traces& t, const std::string& name, const std::string& lea
 
 TEST(Html, DemoOpensInChromium) {
     check_html(demo(), "demo", "keep_output_leak",
-               "--expect-text " + quote("APP_OK(cudaMalloc(&p, 1000001));"));
+               "--expect-text " + quote("APP_OK(cudaMalloc(&p, 1000001));") +
+                   // The loop it is judged in, found in the stacks.
+                   " --expect-text " +
+                   quote("in the loop at scenario_leak_loop.c:29 (in main), 10 iterations"));
 }
 
 TEST(Html, JobOfTwoProcessesOpensInChromium) {
-    check_html(job(), "job", "keep_activation", "--processes 2");
+    check_html(job(), "job", "keep_activation",
+               "--processes 2 --expect-text " +
+                   quote("in the iterations marked \"train\", 12 iterations"));
 }
 
 TEST(Html, PythonFramesShowTheirSourceLines) {
