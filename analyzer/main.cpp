@@ -2,6 +2,8 @@
 // which sites keep memory from one iteration to the next, and why allocations failed.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include "analysis/analyze.h"
 #include "analysis/hints.h"
 #include "gates/gates.h"
+#include "outputs.h"
 #include "render/renderers.h"
 #include "trace/loaded_trace.h"
 
@@ -33,8 +36,9 @@ int main(int argc, char** argv) {
     unsetenv("DEBUGINFOD_URLS");
     CLI::App app{kDescription};
     std::vector<std::string> traces;
-    std::string format = "text", stacks = "merged", output, fail_on, max_growth, max_peak,
-                max_live_end;
+    std::string format = "text", stacks = "merged", output, max_growth, max_peak, max_live_end;
+    std::vector<std::string> fail_on;
+    ExtraOptions extra;
     RenderOptions options;
     AnalyzeOptions analyze_options;
     LoopOptions& loop_options = analyze_options.loops;
@@ -42,19 +46,34 @@ int main(int argc, char** argv) {
                    "trace files written by libgpuleak.so (several: one job's processes)")
         ->required()
         ->check(CLI::ExistingFile);
-    app.add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+    std::vector<std::string> formats = {"text", "json"};
+    formats.insert(formats.end(), export_formats().begin(), export_formats().end());
+    app.add_option("--format", format,
+                   "text, json, html, collapsed, pprof, perfetto or torch-snapshot")
+        ->check(CLI::IsMember(formats));
     app.add_option("--stacks", stacks, "merged (Python and native), python or native")
         ->check(CLI::IsMember({"merged", "python", "native"}));
+    // Repeatable options take one value per occurrence, so that the traces after them stay traces.
     app.add_option("--iteration-site", loop_options.site_locations,
                    "FILE:LINE whose every allocation starts an iteration of a loop (repeatable; "
-                   "default: markers, else loops found in the stacks)");
+                   "default: markers, else loops found in the stacks)")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--warmup", loop_options.warmup,
                    "iterations of each loop to ignore at its start (autotuning, lazy init)");
     app.add_option("--fail-on", fail_on,
-                   "exit 1 if any site has this verdict: leak, accumulation or growth; "
-                   "comma-separated for several")
+                   "exit 1 if any site has this verdict: leak, accumulation or growth, or if this "
+                   "run regressed against --baseline (regression); comma-separated or repeated "
+                   "for several")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->check([](const std::string& v) {
-            return parse_fail_on(v) ? std::string() : "expected leak, accumulation or growth";
+            bool regression = false;
+            return parse_fail_on(v, &regression)
+                       ? std::string()
+                       : "expected leak, accumulation, growth or regression";
         });
     app.add_option("--max-growth", max_growth,
                    "exit 1 if a site grows faster than SIZE/iter (e.g. 1MiB/iter)");
@@ -63,13 +82,33 @@ int main(int argc, char** argv) {
     app.add_option("--top", options.top, "sites shown per section (text)");
     app.add_option("--frames", options.max_frames, "frames shown per site (text)");
     app.add_option("-o,--output", output, "write the report to this file instead of stdout");
+    add_extra_options(app, extra);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? 0 : 2;
     }
+    if (std::string error = finish_extra_options(extra); !error.empty()) {
+        std::cerr << "gpuleak-report: " << error << "\n";
+        return 2;
+    }
     Gates gates;
-    if (!fail_on.empty()) gates.fail_on = *parse_fail_on(fail_on);
+    bool fail_on_regression = false;
+    for (const std::string& v : fail_on) {
+        std::vector<Verdict> verdicts = parse_fail_on(v, &fail_on_regression).value();
+        for (Verdict verdict : verdicts)
+            if (std::find(gates.fail_on.begin(), gates.fail_on.end(), verdict) ==
+                gates.fail_on.end())
+                gates.fail_on.push_back(verdict);
+    }
+    if (fail_on_regression && extra.baseline.empty()) {
+        std::cerr << "gpuleak-report: --fail-on regression needs --baseline TRACE\n";
+        return 2;
+    }
+    if (!extra.baseline.empty() && format != "text" && format != "json") {
+        std::cerr << "gpuleak-report: with --baseline, --format is text or json\n";
+        return 2;
+    }
     for (auto [text, target, flag] :
          {std::tuple{&max_growth, &gates.max_growth_per_iteration, "--max-growth"},
           std::tuple{&max_peak, &gates.max_peak, "--max-peak"},
@@ -85,34 +124,78 @@ int main(int argc, char** argv) {
     analyze_options.stacks = stacks == "python"   ? StackMode::Python
                              : stacks == "native" ? StackMode::Native
                                                   : StackMode::Merged;
+    ask_aggregators(format, extra, analyze_options);
 
-    std::vector<std::unique_ptr<Analysis>> analyses;
     int status = 0;
-    for (const auto& path : traces) {
-        auto a = std::make_unique<Analysis>();
-        std::string error;
-        if (analyze(path, analyze_options, *a, error)) {
-            analyses.push_back(std::move(a));
-        } else {
-            std::cerr << "gpuleak-report: " << path << ": " << error << "\n";
-            status = 2;
+    auto analyze_all = [&](const std::vector<std::string>& paths, const AnalyzeOptions& o,
+                           std::vector<std::unique_ptr<Analysis>>& analyses,
+                           std::vector<Report>& reports) {
+        for (const auto& path : paths) {
+            auto a = std::make_unique<Analysis>();
+            std::string error;
+            if (!analyze(path, o, *a, error)) {
+                std::cerr << "gpuleak-report: " << path << ": " << error << "\n";
+                status = 2;
+            } else if (!a->skipped) {
+                analyses.push_back(std::move(a));
+            }
         }
+        for (auto& a : analyses)
+            reports.push_back(std::move(a->report));
+        if (reports.size() > 1) add_multi_process_hints(reports);
+    };
+    std::vector<std::unique_ptr<Analysis>> analyses, base_analyses;
+    std::vector<Report> reports, base_reports;
+    analyze_all(traces, analyze_options, analyses, reports);
+    if (status == 0 && reports.empty() && !extra.pids.empty()) {
+        std::cerr << "gpuleak-report: no trace of the processes given with --pid\n";
+        return 2;
     }
-    std::vector<Report> reports;
-    for (auto& a : analyses)
-        reports.push_back(std::move(a->report));
-    if (reports.size() > 1) add_multi_process_hints(reports);
+    std::vector<Comparison> comparisons;
+    if (!extra.baseline.empty()) {
+        // Another run: other pids.
+        AnalyzeOptions base_options = analyze_options;
+        base_options.pids.clear();
+        analyze_all(extra.baseline, base_options, base_analyses, base_reports);
+        if (status == 0 && base_reports.size() != reports.size()) {
+            std::cerr << "gpuleak-report: --baseline has " << base_reports.size()
+                      << " processes, the traces " << reports.size()
+                      << "; they are compared in order and must be as many\n";
+            return 2;
+        }
+        for (size_t i = 0; i < reports.size() && i < base_reports.size(); ++i)
+            comparisons.push_back(compare_reports(base_reports[i], reports[i]));
+    }
 
     std::ofstream file;
     if (!output.empty()) {
-        file.open(output);
+        file.open(output, std::ios::binary);
         if (!file) {
             std::cerr << "gpuleak-report: cannot write " << output << "\n";
             return 2;
         }
     }
     std::ostream& out = output.empty() ? std::cout : file;
-    if (!reports.empty()) {
+    if (!comparisons.empty()) {
+        if (format == "json")
+            out << comparison_json(comparisons)
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
+        else
+            render_comparison_text(comparisons, options.top, out);
+    } else if (!reports.empty() && format != "text" && format != "json") {
+        std::vector<ExportInput> in;
+        for (size_t i = 0; i < reports.size(); ++i)
+            in.push_back(
+                {&reports[i], analyses[i]->timeline.get(), analyses[i]->allocations.get()});
+        if (int rc = write_export(format, in, extra, out)) {
+            if (!output.empty()) {
+                file.close();
+                std::remove(output.c_str()); // nothing half-written is left behind
+            }
+            return rc;
+        }
+    } else if (!reports.empty()) {
         if (format == "json") {
             render_json(reports, out);
         } else {
@@ -121,6 +204,10 @@ int main(int argc, char** argv) {
             if (reports.size() > 1) render_text_merged(reports, out);
         }
     }
-    if (status == 0 && gates.any() && !check_gates(gates, reports, std::cerr)) status = 1;
+    bool ci = gates.any() || fail_on_regression || !extra.junit.empty() || !extra.summary.empty() ||
+              extra.github;
+    if (status == 0 && ci &&
+        !finish_ci(gates, fail_on_regression, reports, comparisons, extra, status) && status == 0)
+        status = 1;
     return status;
 }

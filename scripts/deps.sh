@@ -5,7 +5,8 @@ set -euo pipefail
 
 gpuleak_packages=(cmake g++ make pkg-config libunwind-dev libspdlog-dev libfmt-dev libdw-dev libelf-dev
                   libzstd-dev libcli11-dev nlohmann-json3-dev libgtest-dev python3 clang libclang-rt-14-dev
-                  clang-format)
+                  clang-format zlib1g-dev
+                  chromium golang-go) # readers of the exports in tests/exports: the HTML report, pprof
 
 gpuleak_install_deps() {
     local missing=()

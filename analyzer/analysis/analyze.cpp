@@ -1,5 +1,7 @@
 #include "analysis/analyze.h"
 
+#include <algorithm>
+
 #include "analysis/aggregate/device_peak.h"
 #include "analysis/aggregate/failed_allocations.h"
 #include "analysis/aggregate/largest.h"
@@ -8,12 +10,33 @@
 #include "analysis/hints.h"
 #include "analysis/replay.h"
 #include "analysis/site_names.h"
+#include "model/source_files.h"
 
 namespace gpuleak::analyzer {
+
+namespace {
+
+void add_frame_sources(Report& r) {
+    for (const SiteStats& s : r.sites)
+        for (const Frame& f : r.site_table->site(s.site).frames) {
+            if (f.file.empty() || f.line <= 0) continue;
+            auto key = std::make_pair(f.file, f.line);
+            if (r.source_lines.count(key)) continue;
+            const std::string& text = source_files().line(f.file, f.line);
+            if (!text.empty()) r.source_lines.emplace(std::move(key), text);
+        }
+}
+
+} // namespace
 
 bool analyze(const std::string& path, const AnalyzeOptions& options, Analysis& a,
              std::string& error) {
     if (!load_trace(path, a.trace, error)) return false;
+    if (!options.pids.empty() && std::find(options.pids.begin(), options.pids.end(),
+                                           a.trace.process.pid) == options.pids.end()) {
+        a.skipped = true;
+        return true;
+    }
     a.symbolizer = std::make_unique<Symbolizer>();
     if (options.read_modules)
         for (const auto& m : a.trace.modules)
@@ -31,18 +54,45 @@ bool analyze(const std::string& path, const AnalyzeOptions& options, Analysis& a
     DevicePeak peak;
     FailedAllocations failed;
     Largest largest;
+    std::vector<Aggregator*> parts = {&totals, &peak, &failed, &largest};
+    std::unique_ptr<Window> window;
+    if (options.window.any()) {
+        window = std::make_unique<Window>(options.window);
+        if (!window->resolve(a.loops, error)) return false;
+        a.loops = window->narrow(a.loops);
+    }
     LoopLifetimes lifetimes(a.loops);
-    replay(a.trace, *a.sites, {&totals, &peak, &failed, &largest, &lifetimes}, r);
+    parts.push_back(&lifetimes);
+    if (options.timeline) {
+        a.timeline = std::make_unique<Timeline>(*options.timeline);
+        a.timeline->add_iterations(a.loops);
+        for (const auto& m : a.trace.markers)
+            if (!window || window->in_time(m.ts)) a.timeline->add_marker(m.ts, m.name);
+        parts.push_back(a.timeline.get());
+    }
+    if (options.allocation_log) {
+        a.allocations = std::make_unique<AllocationLog>(*options.allocation_log);
+        parts.push_back(a.allocations.get());
+    }
+    if (window) {
+        window->set_inner(parts);
+        replay(a.trace, *a.sites, {window.get()}, r);
+        r.notes.push_back(window->describe());
+    } else {
+        replay(a.trace, *a.sites, parts, r);
+    }
 
     r.loops = summarize_loops(a.loops, a.sites->calls());
     int64_t main_loop = a.loops.main_loop();
     r.iterations.markers = a.loops.markers;
     r.iterations.warmup = a.loops.warmup;
     if (main_loop >= 0) {
+        r.iterations.loop = main_loop;
         r.iterations.source = a.loops.loops[main_loop].source;
         r.iterations.count = a.loops.loops[main_loop].iterations();
     }
     name_sites(r);
+    if (options.frame_sources) add_frame_sources(r);
     add_hints(r, a.trace, a.loops);
     r.warnings = a.trace.warnings;
     if (!a.trace.clean_end)

@@ -23,6 +23,7 @@ void Pairing::died(const Allocation& a, uint64_t ts, bool freed) {
 }
 
 void Pairing::alloc(Allocation a, uint64_t address, bool vmm_handle) {
+    a.address = address;
     if (vmm_handle) {
         auto [it, fresh] = handles_.try_emplace(address, Handle{a});
         // A handle value we never saw released: the old one is gone.

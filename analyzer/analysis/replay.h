@@ -26,9 +26,12 @@ struct Allocation {
     format::MemKind kind = format::MemKind::Device;
     format::Api api = format::Api::Unknown;
     int32_t device = -1;
+    uint64_t address = 0; // device address or host pointer; for cuMemCreate the VMM handle
     // Set by the aggregator of loop lifetimes: its (site, loop) slot and birth iteration.
     uint32_t slot = ~0u;
     uint32_t iteration = 0;
+    // Set by a window (analysis/window.h): outside it, so no aggregator behind it saw it born.
+    bool left_out = false;
 };
 
 struct FailedAllocation {

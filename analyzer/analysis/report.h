@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuleak/format/records.h"
@@ -127,6 +129,7 @@ struct Summary {
 // the first schema.
 struct IterationSummary {
     std::string source = "none";
+    int64_t loop = -1; // index into Report::loops; -1: no loop
     uint32_t count = 0;
     uint64_t markers = 0;
     uint32_t warmup = 0;
@@ -158,6 +161,10 @@ struct Report {
     std::vector<std::string> warnings;
     std::vector<std::string> notes; // facts worth a line (allocator mode, threads without Python)
     std::vector<std::string> hints; // process-wide likely causes
+    // The source text of frames' lines by (file, line), beyond the headlines' (SiteName::source):
+    // for renderers that show whole stacks with their code (html). Filled only when asked
+    // (AnalyzeOptions::frame_sources); lines that could not be read are absent.
+    std::map<std::pair<std::string, int>, std::string> source_lines;
     const SiteTable* site_table = nullptr;
 };
 

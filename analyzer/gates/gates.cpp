@@ -1,5 +1,6 @@
 #include "gates/gates.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -39,7 +40,7 @@ std::optional<uint64_t> parse_size(std::string text) {
     return static_cast<uint64_t>(value * scale);
 }
 
-std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text) {
+std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text, bool* regression) {
     std::vector<Verdict> out;
     size_t from = 0;
     while (from <= text.size()) {
@@ -51,6 +52,8 @@ std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text) {
             out.push_back(Verdict::Accumulation);
         else if (word == "growth")
             out.push_back(Verdict::Growth);
+        else if (word == "regression" && regression)
+            *regression = true;
         else
             return std::nullopt;
         if (comma == std::string::npos) break;
@@ -59,24 +62,28 @@ std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text) {
     return out;
 }
 
-bool check_gates(const Gates& g, const std::vector<Report>& reports, std::ostream& err) {
-    bool ok = true;
+std::vector<GateResult> evaluate_gates(const Gates& g, const std::vector<Report>& reports) {
+    std::vector<GateResult> results;
     auto verdict = [&](const std::string& gate, bool pass, const std::string& detail) {
-        err << "gpuleak: " << gate << ": " << (pass ? "PASS" : "FAIL") << " (" << detail << ")\n";
-        ok = ok && pass;
+        results.push_back({gate, pass, detail, {}});
     };
     auto site_name = [](const Report& r, uint32_t site) { return r.names[site].label; };
+    auto rate = [](double bytes) {
+        std::string text = "+";
+        text.append(human_bytes(static_cast<uint64_t>(std::max(0.0, bytes)))).append("/iteration");
+        return text;
+    };
     for (Verdict v : g.fail_on) {
         std::string detail;
         size_t found = 0;
+        std::vector<GateSite> sites;
         for (const Report& r : reports)
             for (const SiteStats& s : r.sites)
                 if (s.verdict == v) {
+                    sites.push_back({&r, s.site, rate(s.growth_bytes_per_iteration)});
                     if (found++ < 3)
-                        detail += (detail.empty() ? "" : "; ") + site_name(r, s.site) + " +" +
-                                  human_bytes(static_cast<uint64_t>(
-                                      std::max(0.0, s.growth_bytes_per_iteration))) +
-                                  "/iteration";
+                        detail += (detail.empty() ? "" : "; ") + site_name(r, s.site) + " " +
+                                  rate(s.growth_bytes_per_iteration);
                 }
         std::string what = v == Verdict::Leak           ? "leaking site"
                            : v == Verdict::Accumulation ? "accumulating site"
@@ -84,37 +91,80 @@ bool check_gates(const Gates& g, const std::vector<Report>& reports, std::ostrea
         verdict(std::string("--fail-on ") + verdict_name(v), found == 0,
                 found ? std::to_string(found) + " " + what + (found == 1 ? "" : "s") + ": " + detail
                       : "no " + what);
+        results.back().sites = std::move(sites);
     }
     if (g.max_growth_per_iteration) {
         double worst = 0;
         std::string where = "no growing site";
+        std::vector<GateSite> sites;
         for (const Report& r : reports)
             for (const SiteStats& s : r.sites)
-                if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Growth ||
-                     s.verdict == Verdict::Accumulation) &&
-                    s.growth_bytes_per_iteration > worst) {
-                    worst = s.growth_bytes_per_iteration;
-                    where = site_name(r, s.site);
+                if (s.verdict == Verdict::Leak || s.verdict == Verdict::Growth ||
+                    s.verdict == Verdict::Accumulation) {
+                    if (s.growth_bytes_per_iteration >
+                        static_cast<double>(*g.max_growth_per_iteration))
+                        sites.push_back({&r, s.site, rate(s.growth_bytes_per_iteration)});
+                    if (s.growth_bytes_per_iteration > worst) {
+                        worst = s.growth_bytes_per_iteration;
+                        where = site_name(r, s.site);
+                    }
                 }
         verdict("--max-growth " + human_bytes(*g.max_growth_per_iteration) + "/iteration",
                 worst <= static_cast<double>(*g.max_growth_per_iteration),
                 "largest: " + human_bytes(static_cast<uint64_t>(worst)) + "/iteration, " + where);
+        results.back().sites = std::move(sites);
     }
+    // The site holding the most in the worst process, named when a size gate fails.
+    auto largest_holder = [&](const Report* r, bool at_peak) {
+        std::vector<GateSite> sites;
+        if (!r) return sites;
+        auto held = [&](const SiteStats& s) {
+            return at_peak ? s.at_global_peak : s.live_bytes_end[0];
+        };
+        const SiteStats* best = nullptr;
+        for (const SiteStats& s : r->sites)
+            if (held(s) && (!best || held(s) > held(*best))) best = &s;
+        if (best)
+            sites.push_back(
+                {r, best->site,
+                 human_bytes(held(*best)) + (at_peak ? " at the peak" : " live at end")});
+        return sites;
+    };
     if (g.max_peak) {
         uint64_t worst = 0;
+        const Report* worst_report = nullptr;
         for (const Report& r : reports)
-            worst = std::max(worst, r.summary.peak_bytes);
+            if (!worst_report || r.summary.peak_bytes > worst)
+                worst = r.summary.peak_bytes, worst_report = &r;
         verdict("--max-peak " + human_bytes(*g.max_peak), worst <= *g.max_peak,
                 "peak " + human_bytes(worst));
+        if (!results.back().pass) results.back().sites = largest_holder(worst_report, true);
     }
     if (g.max_live_end) {
         uint64_t worst = 0;
+        const Report* worst_report = nullptr;
         for (const Report& r : reports)
-            worst = std::max(worst, r.summary.live_bytes_end);
+            if (!worst_report || r.summary.live_bytes_end > worst)
+                worst = r.summary.live_bytes_end, worst_report = &r;
         verdict("--max-live-end " + human_bytes(*g.max_live_end), worst <= *g.max_live_end,
                 "live at end " + human_bytes(worst));
+        if (!results.back().pass) results.back().sites = largest_holder(worst_report, false);
+    }
+    return results;
+}
+
+bool print_gates(const std::vector<GateResult>& results, std::ostream& err) {
+    bool ok = true;
+    for (const GateResult& r : results) {
+        err << "gpuleak: " << r.gate << ": " << (r.pass ? "PASS" : "FAIL") << " (" << r.detail
+            << ")\n";
+        ok = ok && r.pass;
     }
     return ok;
+}
+
+bool check_gates(const Gates& g, const std::vector<Report>& reports, std::ostream& err) {
+    return print_gates(evaluate_gates(g, reports), err);
 }
 
 } // namespace gpuleak::analyzer

@@ -26,10 +26,28 @@ struct Gates {
 // malformed.
 std::optional<uint64_t> parse_size(std::string text);
 
-// "leak", "leak,accumulation", ...: nullopt for anything but leak, accumulation and growth.
-std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text);
+// "leak", "leak,accumulation", ...: nullopt for anything but leak, accumulation and growth, and
+// "regression" where `regression` is given (set when it is named; --baseline decides it).
+std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text,
+                                                  bool* regression = nullptr);
 
-// Prints one line per gate to `err`; true when every gate passes.
+// One gate's outcome, with the sites that made it fail (for JUnit, annotations, summaries).
+struct GateSite {
+    const Report* report = nullptr;
+    uint32_t site = 0;
+    std::string detail; // "+1.00 MiB/iteration"
+};
+struct GateResult {
+    std::string gate; // "--fail-on leak"
+    bool pass = true;
+    std::string detail;
+    std::vector<GateSite> sites;
+};
+
+std::vector<GateResult> evaluate_gates(const Gates& gates, const std::vector<Report>& reports);
+// One line per result to `err`; true when every one passed.
+bool print_gates(const std::vector<GateResult>& results, std::ostream& err);
+// Both of the above.
 bool check_gates(const Gates& gates, const std::vector<Report>& reports, std::ostream& err);
 
 } // namespace gpuleak::analyzer

@@ -155,6 +155,7 @@ Json report_json(const Report& r) {
     });
     j["sites"] = sites;
     j["iterations"] = {{"source", r.iterations.source},
+                       {"loop", r.iterations.loop >= 0 ? Json(r.iterations.loop) : Json(nullptr)},
                        {"count", r.iterations.count},
                        {"markers", r.iterations.markers},
                        {"warmup", r.iterations.warmup},

@@ -53,23 +53,6 @@ std::string sparkline(const std::vector<uint64_t>& values) {
     return out;
 }
 
-// "the loop at train.py:30" (its for/while line where the source shows it, else the line of its
-// first allocation), or the marker's name.
-std::string loop_place(const LoopSummary& l) {
-    if (l.source == "markers") return "the iterations marked \"" + l.name + "\"";
-    if (l.source == "site") return "the iterations of --iteration-site " + l.name;
-    Frame f;
-    f.file = l.file;
-    f.line = l.loop_line ? l.loop_line : l.line;
-    f.function = l.function;
-    return "the loop at " + frame_location(f) + " (in " + frame_function(f) + ")";
-}
-
-std::string loop_line(const LoopSummary& l) {
-    return loop_place(l) + ", " + with_commas(l.iterations) + " iteration" +
-           (l.iterations == 1 ? "" : "s");
-}
-
 // The same loop run by several threads is one line.
 void print_loops(const Report& r, const RenderOptions& o, std::ostream& out) {
     struct Group {
@@ -156,7 +139,7 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
         out << "  " << verdict_tag(st.verdict) << "  " << name.label
             << (name.source.empty() ? "" : " — " + name.source) << "\n";
         if (st.loop >= 0) {
-            out << "        in " << loop_line(r.loops[st.loop]);
+            out << "        in " << loop_line(r, r.loops[st.loop]);
             if (st.threads > 1) out << " (judged in each of " << st.threads << " threads)";
             out << "\n";
         }
@@ -187,6 +170,30 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
 }
 
 } // namespace
+
+// "the loop at train.py:30" (its for/while line where the source shows it, else the line of its
+// first allocation), or the marker's name.
+std::string loop_place(const LoopSummary& l) {
+    if (l.source == "markers") return "the iterations marked \"" + l.name + "\"";
+    if (l.source == "site") return "the iterations of --iteration-site " + l.name;
+    Frame f;
+    f.file = l.file;
+    f.line = l.loop_line ? l.loop_line : l.line;
+    f.function = l.function;
+    return "the loop at " + frame_location(f) + " (in " + frame_function(f) + ")";
+}
+
+std::string loop_line(const Report& r, const LoopSummary& l) {
+    std::string out = loop_place(l) + ", " + with_commas(l.iterations) + " iteration" +
+                      (l.iterations == 1 ? "" : "s");
+    if (l.thread >= 0 && r.summary.pid) {
+        bool several = false;
+        for (const LoopSummary& o : r.loops)
+            several = several || (o.thread >= 0 && o.thread != l.thread);
+        if (several) out += ", thread " + std::to_string(l.thread);
+    }
+    return out;
+}
 
 void render_text(const Report& r, const RenderOptions& o, std::ostream& out) {
     const Summary& s = r.summary;
