@@ -106,5 +106,8 @@ struct LoadedTrace {
 
 // Opens and reads all definitions. False with `error` set when the file is not a usable trace.
 bool load_trace(const std::string& path, LoadedTrace& trace, std::string& error);
+// The same for a trace in memory (format/trace_builder.h's bytes()); `name` stands for its path.
+bool load_trace(const std::string& name, std::vector<uint8_t> bytes, LoadedTrace& trace,
+                std::string& error);
 
 } // namespace gpuleak::analyzer

@@ -27,10 +27,8 @@ namespace gpuleak::recorder {
 namespace {
 
 using format::Encoder;
-using format::Tag;
 
-// Worst case of any fixed-size record: tag + 12 varints.
-constexpr size_t kMaxFixedRecord = 1 + 12 * format::kMaxVarintBytes;
+using format::kMaxFixedRecord;
 
 std::mutex g_registry_mutex;
 ThreadState* g_threads = nullptr; // every thread state, alive or exited (append-only)
@@ -130,9 +128,7 @@ void announce(ThreadState* ts) {
     prctl(PR_GET_NAME, name, 0, 0, 0);
     if (!reserve(ts, kMaxFixedRecord + sizeof name)) return;
     Encoder e = encoder(ts);
-    e.tag(Tag::Thread);
-    e.varint(static_cast<uint64_t>(ts->tid));
-    e.string(name);
+    format::put::thread(e, static_cast<uint64_t>(ts->tid), name);
     commit(ts, e);
     ts->announced = true;
 }
@@ -164,10 +160,7 @@ uint64_t intern_native(ThreadState* ts, unsigned n) {
                 return 0;
             }
             Encoder e = encoder(ts);
-            e.tag(Tag::StackNode);
-            e.varint(child);
-            e.varint(node);
-            e.varint(ip);
+            format::put::stack_node(e, child, node, ip);
             commit(ts, e);
         }
         node = child;
@@ -236,15 +229,7 @@ void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
     uint64_t py_stack = python_capture::capture(ts);
     if (reserve(ts, kMaxFixedRecord)) {
         Encoder e = encoder(ts);
-        e.tag(Tag::Alloc);
-        e.varint(time_delta(ts, t));
-        e.varint(static_cast<uint64_t>(api));
-        e.varint(static_cast<uint64_t>(kind));
-        e.svarint(device);
-        e.varint(address);
-        e.varint(size);
-        e.varint(stack);
-        e.varint(py_stack);
+        format::put::alloc(e, time_delta(ts, t), api, kind, device, address, size, stack, py_stack);
         commit(ts, e);
     }
     end_event(ts);
@@ -259,17 +244,9 @@ void alloc_failed(Api api, MemKind kind, int device, uint64_t size, int result, 
     uint64_t py_stack = python_capture::capture(ts);
     if (reserve(ts, kMaxFixedRecord)) {
         Encoder e = encoder(ts);
-        e.tag(Tag::AllocFailed);
-        e.varint(time_delta(ts, t));
-        e.varint(static_cast<uint64_t>(api));
-        e.varint(static_cast<uint64_t>(kind));
-        e.svarint(device);
-        e.varint(size);
-        e.svarint(result);
-        e.varint(stack);
-        e.varint(py_stack);
-        e.varint(free_bytes ? free_bytes + 1 : 0);
-        e.varint(total_bytes ? total_bytes + 1 : 0);
+        format::put::alloc_failed(e, time_delta(ts, t), api, kind, device, size, result, stack,
+                                  py_stack, free_bytes ? free_bytes + 1 : 0,
+                                  total_bytes ? total_bytes + 1 : 0);
         commit(ts, e);
     }
     end_event(ts);
@@ -280,26 +257,20 @@ void free(uint64_t t, Api api, Space space, uint64_t address, int result) {
     if (!ts) return;
     if (reserve(ts, kMaxFixedRecord)) {
         Encoder e = encoder(ts);
-        e.tag(Tag::Free);
-        e.varint(time_delta(ts, t));
-        e.varint(static_cast<uint64_t>(api));
-        e.varint(static_cast<uint64_t>(space));
-        e.varint(address);
-        e.svarint(result);
+        format::put::free(e, time_delta(ts, t), api, space, address, result);
         commit(ts, e);
     }
     end_event(ts);
 }
 
 namespace {
-template <typename... Fields> void simple_event(Tag tag, uint64_t t, Fields... fields) {
+// An event without a stack: `put` writes the record after its delta time.
+template <typename Put> void simple_event(uint64_t t, Put&& put) {
     ThreadState* ts = begin_event();
     if (!ts) return;
     if (reserve(ts, kMaxFixedRecord)) {
         Encoder e = encoder(ts);
-        e.tag(tag);
-        e.varint(time_delta(ts, t));
-        (e.varint(fields), ...);
+        put(e, time_delta(ts, t));
         commit(ts, e);
     }
     end_event(ts);
@@ -307,16 +278,19 @@ template <typename... Fields> void simple_event(Tag tag, uint64_t t, Fields... f
 } // namespace
 
 void vmm_retain(uint64_t handle, uint64_t address) {
-    simple_event(Tag::VmmRetain, event_time(), handle, address);
+    simple_event(event_time(),
+                 [&](Encoder& e, uint64_t dt) { format::put::vmm_retain(e, dt, handle, address); });
 }
 void vmm_release(uint64_t t, uint64_t handle) {
-    simple_event(Tag::VmmRelease, t, handle);
+    simple_event(t, [&](Encoder& e, uint64_t dt) { format::put::vmm_release(e, dt, handle); });
 }
 void vmm_map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
-    simple_event(Tag::VmmMap, event_time(), address, size, offset, handle);
+    simple_event(event_time(), [&](Encoder& e, uint64_t dt) {
+        format::put::vmm_map(e, dt, address, size, offset, handle);
+    });
 }
 void vmm_unmap(uint64_t t, uint64_t address, uint64_t size) {
-    simple_event(Tag::VmmUnmap, t, address, size);
+    simple_event(t, [&](Encoder& e, uint64_t dt) { format::put::vmm_unmap(e, dt, address, size); });
 }
 
 void marker(const char* name) {
@@ -326,9 +300,7 @@ void marker(const char* name) {
     size_t len = strnlen(name, 1024);
     if (reserve(ts, kMaxFixedRecord + len)) {
         Encoder e = encoder(ts);
-        e.tag(Tag::Marker);
-        e.varint(time_delta(ts, t));
-        e.bytes(name, len);
+        format::put::marker(e, time_delta(ts, t), std::string_view(name, len));
         commit(ts, e);
     }
     end_event(ts);
@@ -359,11 +331,8 @@ void flush_all_at_exit() {
     }
     // A thread that sealed a chunk just before the writer stopped left it in the queue.
     writer::drain();
-    global_stream::write(kMaxFixedRecord, [](Encoder& e) {
-        e.tag(Tag::TraceEnd);
-        e.varint(0);
-        e.varint(0);
-    });
+    global_stream::write(
+        kMaxFixedRecord, [](Encoder& e) { format::put::trace_end(e, 0); }, /*closing=*/true);
 }
 
 void reset_after_fork_child() {
