@@ -1,9 +1,6 @@
 #include "gates/gates.h"
 
-#include <cctype>
-#include <cmath>
-#include <cstdlib>
-
+#include "gpuleak/common/parse.h"
 #include "render/format_util.h"
 
 namespace gpuleak::analyzer {
@@ -16,27 +13,7 @@ std::optional<uint64_t> parse_size(std::string text) {
             break;
         }
     }
-    char* end = nullptr;
-    double value = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || value < 0 || !std::isfinite(value)) return std::nullopt;
-    std::string unit;
-    for (; *end; ++end)
-        if (!std::isspace(static_cast<unsigned char>(*end)))
-            unit += static_cast<char>(std::tolower(static_cast<unsigned char>(*end)));
-    double scale = 1;
-    if (unit.empty() || unit == "b")
-        scale = 1;
-    else if (unit == "k" || unit == "kb" || unit == "kib")
-        scale = 1024.0;
-    else if (unit == "m" || unit == "mb" || unit == "mib")
-        scale = 1024.0 * 1024;
-    else if (unit == "g" || unit == "gb" || unit == "gib")
-        scale = 1024.0 * 1024 * 1024;
-    else if (unit == "t" || unit == "tb" || unit == "tib")
-        scale = 1024.0 * 1024 * 1024 * 1024;
-    else
-        return std::nullopt;
-    return static_cast<uint64_t>(value * scale);
+    return common::parse_size(text); // the preload's GPULEAK_MAX_BYTES grammar
 }
 
 bool check_gates(const Gates& g, const std::vector<Report>& reports, std::ostream& err) {

@@ -36,7 +36,7 @@ uint64_t mono_ns() {
 
 bool start() {
     load_config();
-    if (const char* off = std::getenv("GPULEAK_DISABLE"); off && *off && *off != '0') return false;
+    if (config().disable) return false;
     g_pid = getpid();
     g_start_mono = mono_ns();
     char path[4096 + 64];
