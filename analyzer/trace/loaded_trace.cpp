@@ -190,10 +190,6 @@ bool read_definitions(LoadedTrace& t, std::string& error) {
             case format::Tag::Module:
                 t.modules.push_back({r.text, r.address, r.blob, r.segments});
                 break;
-            case format::Tag::Thread:
-                t.thread_names[b.thread_index] =
-                    std::to_string(r.pid) + (r.text.empty() ? "" : " " + r.text);
-                break;
             case format::Tag::StackNode: {
                 uint32_t parent = t.native_node(b.thread_index, r.parent);
                 auto [it, fresh] = native_edges.try_emplace({parent, r.ip}, 0);

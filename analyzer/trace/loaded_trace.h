@@ -86,7 +86,6 @@ struct LoadedTrace {
     std::vector<PyNode> py_nodes{{0, 0, 0, false}};
     std::unordered_map<uint64_t, PyCode> py_code;
     uint32_t py_version_hex = 0;
-    std::unordered_map<uint32_t, std::string> thread_names; // thread index -> "tid name"
     std::vector<std::string> warnings;
 
     std::vector<StackAllocations> alloc_stacks; // Alloc records of recording threads (not thread 0)

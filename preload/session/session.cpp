@@ -25,7 +25,6 @@ enum State : int { kOff, kStarting, kActive, kDisabled };
 std::atomic<int> g_state{kOff};
 std::atomic<bool> g_direct{false};
 uint64_t g_start_mono = 0;
-int g_pid = 0;
 bool g_is_forked_child = false;
 
 uint64_t mono_ns() {
@@ -37,12 +36,12 @@ uint64_t mono_ns() {
 bool start() {
     load_config();
     if (config().disable) return false;
-    g_pid = getpid();
+    const int pid = getpid();
     g_start_mono = mono_ns();
     char path[4096 + 64];
-    expand_output_path(config().output_pattern, g_pid, g_is_forked_child, path, sizeof path);
+    expand_output_path(config().output_pattern, pid, g_is_forked_child, path, sizeof path);
     if (!writer::open_file(path)) return false;
-    log::info("tracing pid {} into {}", g_pid, path);
+    log::info("tracing pid {} into {}", pid, path);
     unwinder::init();
     python_capture::init();
     recorder::write_process_record();
@@ -104,9 +103,6 @@ bool direct_mode() {
 }
 uint64_t start_mono_ns() {
     return g_start_mono;
-}
-int pid() {
-    return g_pid;
 }
 
 } // namespace gpuleak::session

@@ -12,6 +12,5 @@ bool ensure_started();
 // After the library destructor: every event is written synchronously by its own thread.
 bool direct_mode();
 uint64_t start_mono_ns();
-int pid();
 
 } // namespace gpuleak::session

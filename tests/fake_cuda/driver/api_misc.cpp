@@ -26,7 +26,7 @@ CUresult cuGetErrorName(CUresult error, const char** pStr) {
 }
 
 // cudart asks for private tables right after its handshake; refusing is the one honest answer a
-// fake can give (reference fact 4), and the fake cudart never asks.
+// fake can give (their contents are undocumented), and the fake cudart never asks.
 CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
     const Call call{call_id("cuGetExportTable")};
     if (ppExportTable != nullptr) *ppExportTable = nullptr;
