@@ -26,6 +26,13 @@
 namespace gpuleak::recorder {
 namespace {
 
+// What the session calls back (defined at the end of this file).
+void on_session_start();
+void collect_idle_chunks();
+void flush_all_at_exit();
+void reset_after_fork_child();
+extern const session::Producer kProducer;
+
 using format::Encoder;
 
 using format::kMaxFixedRecord;
@@ -181,7 +188,7 @@ __attribute__((always_inline)) inline uint64_t capture_native(ThreadState* ts) {
 
 // Common prologue of every event: tracing on, thread state ready and locked.
 ThreadState* begin_event() {
-    if (!session::ensure_started() || writer::failed()) return nullptr;
+    if (!session::ensure_started(kProducer) || writer::failed()) return nullptr;
     ThreadState* ts = self();
     if (!ts) return nullptr;
     ts->lock.lock();
@@ -201,7 +208,7 @@ uint64_t now() {
 }
 
 uint64_t event_time() {
-    return session::ensure_started() ? now() : 0;
+    return session::ensure_started(kProducer) ? now() : 0;
 }
 
 // Makes room for `need` bytes in the thread's chunk; false if no chunk could be had.
@@ -306,6 +313,9 @@ void marker(const char* name) {
     end_event(ts);
 }
 
+namespace {
+
+// Seal every thread's partially filled chunk (writer thread, every flush interval).
 void collect_idle_chunks() {
     if (modules_changed()) {
         scan_modules();
@@ -357,4 +367,15 @@ void reset_after_fork_child() {
     g_threads = me;
 }
 
+void on_session_start() {
+    unwinder::init();
+    python_capture::init();
+    write_process_record();
+    scan_modules();
+}
+
+const session::Producer kProducer{&on_session_start, &collect_idle_chunks, &flush_all_at_exit,
+                                  &reset_after_fork_child};
+
+} // namespace
 } // namespace gpuleak::recorder
