@@ -73,8 +73,7 @@ int main(int argc, char** argv) {
     IterationOptions iteration_options;
     app.add_option("traces", traces,
                    "trace files written by libgpuleak.so (several: one job's processes)")
-        ->required()
-        ->check(CLI::ExistingFile);
+        ->required(); // a missing file is refused by the reader, in one line naming it
     app.add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
     app.add_option("--stacks", stacks, "merged (Python and native), python or native")
         ->check(CLI::IsMember({"merged", "python", "native"}));

@@ -183,6 +183,27 @@ TEST_F(AnalyzerInput, FilesThatAreNoTraceAreRefusedInOneLine) {
     expect_error("header-then-garbage", header + std::string(300, '\x5a'), "holds no data");
 }
 
+// Paths that are no file at all get the same one line: the tool's name, the path, what is wrong.
+TEST_F(AnalyzerInput, MissingFilesAndDirectoriesAreRefusedInOneLine) {
+    const std::string missing = dir_ + "/no-such-trace.bin";
+    for (const auto& [path, what] : std::vector<std::pair<std::string, std::string>>{
+             {missing, "cannot open: No such file or directory"},
+             {dir_, "not a regular file (a trace is read from a file, not a pipe or device)"}}) {
+        ReportRun r = run_report({path});
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_EQ(r.err, "gpuleak-report: " + path + ": " + what + "\n");
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+    // Next to a readable trace: that one is still reported, the missing one named, exit 2.
+    std::string good = dir_ + "/good.bin";
+    write_file(good, valid_prefix().bytes());
+    ReportRun r = run_report({good, missing, "--format", "json"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "gpuleak-report: " + missing + ": cannot open: No such file or directory\n");
+    Json j = Json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+}
+
 TEST_F(AnalyzerInput, DamagedBlocksEndTheReadablePrefixWithAWarning) {
     std::string prefix = valid_prefix().bytes();
     auto tail = [](const std::function<void(format::BlockHeader&)>& tweak, bool zstd = false) {
