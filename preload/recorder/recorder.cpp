@@ -67,9 +67,11 @@ void on_thread_exit(void* p) {
     auto* ts = static_cast<ThreadState*>(p);
     ts->lock.lock();
     seal_locked(ts, session::direct_mode());
-    ts->alive = false; // the registry keeps it: the next new thread reuses it, trie included
     ts->announced = false;
     ts->lock.unlock();
+    // The registry keeps it: the next new thread reuses it, trie included. Last: from here on this
+    // thread no longer touches it.
+    ts->alive.store(false, std::memory_order_release);
 }
 
 ThreadState* create_state() {
@@ -95,11 +97,11 @@ ThreadState* self() {
         std::lock_guard lock(g_registry_mutex);
         // Reuse the state (and stack trie) of a thread that has exited.
         for (ThreadState* t = g_threads; t; t = t->next_registered)
-            if (!t->alive && t->capacity >= config().stack_depth) {
+            if (!t->alive.load(std::memory_order_acquire) && t->capacity >= config().stack_depth) {
                 ts = t;
                 break;
             }
-        if (ts) ts->alive = true;
+        if (ts) ts->alive.store(true, std::memory_order_relaxed);
     }
     if (!ts) {
         ts = create_state();

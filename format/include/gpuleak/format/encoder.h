@@ -42,7 +42,7 @@ public:
     void svarint(int64_t v) { varint(zigzag(v)); }
     void bytes(const void* data, size_t n) {
         varint(n);
-        std::memcpy(pos_, data, n);
+        if (n) std::memcpy(pos_, data, n); // an empty span may have no data pointer
         pos_ += n;
     }
     void string(std::string_view s) { bytes(s.data(), s.size()); }
