@@ -44,8 +44,7 @@ int main(int argc, char** argv) {
     LoopOptions& loop_options = analyze_options.loops;
     app.add_option("traces", traces,
                    "trace files written by libgpuleak.so (several: one job's processes)")
-        ->required()
-        ->check(CLI::ExistingFile);
+        ->required(); // a missing file is refused by the reader, in one line naming it
     std::vector<std::string> formats = {"text", "json"};
     formats.insert(formats.end(), export_formats().begin(), export_formats().end());
     app.add_option("--format", format,

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/format_util.h"
+#include "gpuleak/common/parse.h"
 
 namespace gpuleak::analyzer {
 
@@ -17,27 +18,7 @@ std::optional<uint64_t> parse_size(std::string text) {
             break;
         }
     }
-    char* end = nullptr;
-    double value = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || value < 0 || !std::isfinite(value)) return std::nullopt;
-    std::string unit;
-    for (; *end; ++end)
-        if (!std::isspace(static_cast<unsigned char>(*end)))
-            unit += static_cast<char>(std::tolower(static_cast<unsigned char>(*end)));
-    double scale = 1;
-    if (unit.empty() || unit == "b")
-        scale = 1;
-    else if (unit == "k" || unit == "kb" || unit == "kib")
-        scale = 1024.0;
-    else if (unit == "m" || unit == "mb" || unit == "mib")
-        scale = 1024.0 * 1024;
-    else if (unit == "g" || unit == "gb" || unit == "gib")
-        scale = 1024.0 * 1024 * 1024;
-    else if (unit == "t" || unit == "tb" || unit == "tib")
-        scale = 1024.0 * 1024 * 1024 * 1024;
-    else
-        return std::nullopt;
-    return static_cast<uint64_t>(value * scale);
+    return common::parse_size(text); // the preload's GPULEAK_MAX_BYTES grammar
 }
 
 std::optional<std::vector<Verdict>> parse_fail_on(const std::string& text, bool* regression) {

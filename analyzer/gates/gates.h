@@ -22,8 +22,8 @@ struct Gates {
     }
 };
 
-// "1GiB", "512M", "1.5 GB", "4096", optionally followed by "/iter" or "/iteration". nullopt if
-// malformed.
+// A size as common::parse_size reads it ("1GiB", "512M", "1.5 GB", "4096"; binary units),
+// optionally followed by "/iter" or "/iteration". nullopt if malformed.
 std::optional<uint64_t> parse_size(std::string text);
 
 // "leak", "leak,accumulation", ...: nullopt for anything but leak, accumulation and growth, and

@@ -1,7 +1,7 @@
 #include "symbolizer.h"
 
-#include "address_map.h"
 #include "binary_file.h"
+#include "range_map.h"
 
 #include <algorithm>
 #include <limits>
@@ -44,7 +44,7 @@ struct Symbolizer::Impl {
     // Modules are never destroyed before the Symbolizer: module_of hands out references to paths.
     std::map<ModuleKey, std::unique_ptr<Module>> modules;
     std::unordered_map<std::string, std::unique_ptr<BinaryFile>> files; // by path
-    AddressMap<Module*> address_map;
+    RangeMap<Module*> module_ranges;
     uint64_t map_version = 0;
     std::unordered_map<uint64_t, Resolution> cache; // by looked-up address
     std::vector<std::string> warnings;
@@ -89,7 +89,7 @@ struct Symbolizer::Impl {
             const uint64_t begin = module.base + vaddr;
             // Garbage sizes in a damaged trace must not wrap around and swallow low addresses.
             const uint64_t end = memsz > kTop - begin ? kTop : begin + memsz;
-            address_map.assign(begin, end, &module);
+            module_ranges.assign(begin, end, &module);
         }
         ++map_version;
     }
@@ -117,7 +117,7 @@ const std::vector<SourceFrame>& Symbolizer::resolve(uint64_t ip, bool is_return_
     Impl::Resolution& r = it->second;
     if (!inserted && r.map_version == impl_->map_version) return r.frames;
 
-    Impl::Module* const* found = impl_->address_map.find(addr);
+    Impl::Module* const* found = impl_->module_ranges.find(addr);
     Impl::Module* module = found != nullptr ? *found : nullptr;
     const bool still_valid = !inserted && r.module == module;
     r.map_version = impl_->map_version;
@@ -137,7 +137,7 @@ const std::vector<SourceFrame>& Symbolizer::resolve(uint64_t ip, bool is_return_
 
 const std::string& Symbolizer::module_of(uint64_t ip) {
     static const std::string kNone;
-    Impl::Module* const* found = impl_->address_map.find(ip);
+    Impl::Module* const* found = impl_->module_ranges.find(ip);
     return found != nullptr ? (*found)->path : kNone;
 }
 

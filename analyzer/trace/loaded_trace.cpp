@@ -119,12 +119,32 @@ void warn_about_missing_blocks(LoadedTrace& t, const std::vector<size_t>& order)
 
 } // namespace
 
+namespace {
+bool read_definitions(LoadedTrace& t, std::string& error);
+} // namespace
+
 bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
     t.path = path;
     if (!t.file.open(path)) {
         error = t.file.error();
         return false;
     }
+    return read_definitions(t, error);
+}
+
+bool load_trace(const std::string& name, std::vector<uint8_t> bytes, LoadedTrace& t,
+                std::string& error) {
+    t.path = name;
+    if (!t.file.open_memory(std::move(bytes))) {
+        error = t.file.error();
+        return false;
+    }
+    return read_definitions(t, error);
+}
+
+namespace {
+
+bool read_definitions(LoadedTrace& t, std::string& error) {
     t.file.index_blocks();
     if (!t.file.damage().empty())
         t.warnings.push_back("trace is damaged or was cut short (" + t.file.damage() +
@@ -169,10 +189,6 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
                 break;
             case format::Tag::Module:
                 t.modules.push_back({r.text, r.address, r.blob, r.segments});
-                break;
-            case format::Tag::Thread:
-                t.thread_names[b.thread_index] =
-                    std::to_string(r.pid) + (r.text.empty() ? "" : " " + r.text);
                 break;
             case format::Tag::StackNode: {
                 uint32_t parent = t.native_node(b.thread_index, r.parent);
@@ -230,5 +246,7 @@ bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
     }
     return true;
 }
+
+} // namespace
 
 } // namespace gpuleak::analyzer

@@ -86,7 +86,6 @@ struct LoadedTrace {
     std::vector<PyNode> py_nodes{{0, 0, 0, false}};
     std::unordered_map<uint64_t, PyCode> py_code;
     uint32_t py_version_hex = 0;
-    std::unordered_map<uint32_t, std::string> thread_names; // thread index -> "tid name"
     std::vector<std::string> warnings;
 
     std::vector<StackAllocations> alloc_stacks; // Alloc records of recording threads (not thread 0)
@@ -110,5 +109,8 @@ struct LoadedTrace {
 
 // Opens and reads all definitions. False with `error` set when the file is not a usable trace.
 bool load_trace(const std::string& path, LoadedTrace& trace, std::string& error);
+// The same for a trace in memory (format/trace_builder.h's bytes()); `name` stands for its path.
+bool load_trace(const std::string& name, std::vector<uint8_t> bytes, LoadedTrace& trace,
+                std::string& error);
 
 } // namespace gpuleak::analyzer

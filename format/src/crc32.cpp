@@ -1,7 +1,7 @@
 #include <array>
 #include <cstddef>
 
-#include "gpuleak/format/encoder.h"
+#include "gpuleak/format/writer.h"
 
 namespace gpuleak::format {
 namespace {
@@ -23,8 +23,6 @@ constexpr std::array<std::array<uint32_t, 256>, 4> make_tables() {
 }
 constexpr auto kTables = make_tables();
 
-} // namespace
-
 uint32_t crc32(uint32_t crc, const void* data, size_t n) {
     auto p = static_cast<const uint8_t*>(data);
     crc = ~crc;
@@ -41,10 +39,11 @@ uint32_t crc32(uint32_t crc, const void* data, size_t n) {
     return ~crc;
 }
 
-void seal_block_header(BlockHeader& h, const void* stored_payload) {
-    h.magic = kBlockMagic;
+} // namespace
+
+uint32_t block_checksum(const BlockHeader& h, const void* stored_payload, size_t stored_size) {
     uint32_t crc = crc32(0, &h.flags, sizeof h - offsetof(BlockHeader, flags));
-    h.checksum = crc32(crc, stored_payload, h.stored_size);
+    return crc32(crc, stored_payload, stored_size);
 }
 
 } // namespace gpuleak::format

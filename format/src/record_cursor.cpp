@@ -1,4 +1,4 @@
-#include "gpuleak/format/encoder.h"
+#include "gpuleak/format/encoder.h" // zigzag
 #include "gpuleak/format/reader.h"
 
 namespace gpuleak::format {
@@ -126,8 +126,8 @@ bool RecordCursor::next(Record& r) {
         return dt() && u(r.address) && u(r.size);
     case Tag::Marker:
         return dt() && string(r.text, 4096);
-    case Tag::TraceEnd:
-        return dt() && u(r.count);
+    case Tag::TraceEnd: // its second field is reserved (always 0)
+        return dt() && u(v);
     case Tag::Capped:
         return dt() && u(r.count);
     case Tag::PyCode: {

@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpuleak/format/encoder.h"
 #include "gpuleak/format/reader.h"
+#include "gpuleak/format/writer.h"
 
 namespace gpuleak::format {
 
 TraceFile::~TraceFile() {
-    if (file_) std::fclose(file_);
+    if (fd_ >= 0) ::close(fd_);
     ZSTD_freeDCtx(zstd_);
 }
 
@@ -32,15 +32,38 @@ bool TraceFile::open(const std::string& path) {
         error_ = "not a regular file (a trace is read from a file, not a pipe or device)";
         return false;
     }
-    file_ = fdopen(fd, "rb");
-    if (!file_) {
-        error_ = std::string("cannot open: ") + std::strerror(errno);
-        ::close(fd);
-        return false;
-    }
+    fd_ = fd;
     file_size_ = static_cast<uint64_t>(st.st_size);
+    return check_header();
+}
+
+bool TraceFile::open_memory(std::vector<uint8_t> bytes) {
+    memory_ = std::move(bytes);
+    file_size_ = memory_.size();
+    return check_header();
+}
+
+bool TraceFile::read_at(uint64_t offset, void* out, size_t n) {
+    if (offset > file_size_ || file_size_ - offset < n) return false;
+    if (fd_ < 0) {
+        if (n) std::memcpy(out, memory_.data() + offset, n);
+        return true;
+    }
+    auto* p = static_cast<uint8_t*>(out);
+    while (n) {
+        ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(offset));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= static_cast<size_t>(r);
+        offset += static_cast<uint64_t>(r);
+    }
+    return true;
+}
+
+bool TraceFile::check_header() {
     FileHeader h{};
-    if (std::fread(&h, sizeof h, 1, file_) != 1) {
+    if (!read_at(0, &h, sizeof h)) {
         error_ = "not a gpuleak trace (file shorter than the 16-byte header)";
         return false;
     }
@@ -67,9 +90,7 @@ void TraceFile::index_blocks() {
     std::vector<uint8_t> payload;
     while (offset < file_size_) {
         BlockHeader h{};
-        if (file_size_ - offset < sizeof h ||
-            std::fseek(file_, static_cast<long>(offset), SEEK_SET) != 0 ||
-            std::fread(&h, sizeof h, 1, file_) != 1) {
+        if (file_size_ - offset < sizeof h || !read_at(offset, &h, sizeof h)) {
             damage_ = "incomplete block header at offset " + std::to_string(offset);
             return;
         }
@@ -91,13 +112,11 @@ void TraceFile::index_blocks() {
             return;
         }
         payload.resize(h.stored_size);
-        if (h.stored_size && std::fread(payload.data(), h.stored_size, 1, file_) != 1) {
+        if (!read_at(payload_offset, payload.data(), h.stored_size)) {
             damage_ = "read error at offset " + std::to_string(payload_offset);
             return;
         }
-        uint32_t crc = crc32(0, &h.flags, sizeof h - offsetof(BlockHeader, flags));
-        crc = crc32(crc, payload.data(), payload.size());
-        if (crc != h.checksum) {
+        if (block_checksum(h, payload.data(), payload.size()) != h.checksum) {
             damage_ = "checksum mismatch in block at offset " + std::to_string(offset);
             return;
         }
@@ -110,8 +129,7 @@ void TraceFile::index_blocks() {
 bool TraceFile::load(const BlockRef& b, std::vector<uint8_t>& payload) {
     std::vector<uint8_t>& stored = (b.flags & kBlockZstd) ? scratch_ : payload;
     stored.resize(b.stored_size);
-    if (std::fseek(file_, static_cast<long>(b.offset), SEEK_SET) != 0 ||
-        (b.stored_size && std::fread(stored.data(), b.stored_size, 1, file_) != 1)) {
+    if (!read_at(b.offset, stored.data(), b.stored_size)) {
         error_ = "read error at offset " + std::to_string(b.offset);
         return false;
     }

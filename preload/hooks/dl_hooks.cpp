@@ -51,7 +51,7 @@ __attribute__((visibility("hidden"))) int gpuleak_dlopen_flags(int flags) {
     }
     // RTLD_DEEPBIND makes a library bind to its own dependencies first, bypassing every hook
     // (as heaptrack does, we clear it; GPULEAK_KEEP_DEEPBIND=1 keeps it).
-    if ((flags & RTLD_DEEPBIND) && !std::getenv("GPULEAK_KEEP_DEEPBIND")) {
+    if ((flags & RTLD_DEEPBIND) && !gpuleak::keep_deepbind()) {
         static std::atomic<bool> noted{false};
         if (!noted.exchange(true))
             gpuleak::log::info(

@@ -16,7 +16,7 @@ alignas(format::Encoder) unsigned char g_encoder_storage[sizeof(format::Encoder)
 
 } // namespace
 
-format::Encoder* begin(size_t need) {
+format::Encoder* begin(size_t need, bool closing) {
     if (need > kChunkPayload) return nullptr;
     g_mutex.lock();
     g_chunk = writer::acquire_chunk();
@@ -29,6 +29,7 @@ format::Encoder* begin(size_t need) {
     g_chunk->sequence = g_sequence++;
     g_chunk->first_ts = g_chunk->last_ts = t;
     g_chunk->has_ts = true;
+    g_chunk->closing = closing;
     return new (g_encoder_storage)
         format::Encoder(g_chunk->payload, g_chunk->payload + kChunkPayload);
 }

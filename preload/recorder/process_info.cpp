@@ -122,18 +122,8 @@ void write_process_record() {
         static_cast<uint64_t>(real.tv_sec) * 1000000000ull + static_cast<uint64_t>(real.tv_nsec);
     size_t need = 64 + exe.size() + cmdline.size() + argv.size() * 10 + env_bytes + env.size() * 10;
     global_stream::write(need, [&](format::Encoder& e) {
-        e.tag(format::Tag::Process);
-        e.varint(static_cast<uint64_t>(getpid()));
-        e.varint(static_cast<uint64_t>(getppid()));
-        e.varint(unix_ns);
-        e.string(exe);
-        e.varint(argv.size());
-        for (auto& a : argv)
-            e.string(a);
-        e.varint(env.size());
-        for (auto& v : env)
-            e.string(v);
-        e.string(GPULEAK_VERSION);
+        format::put::process(e, static_cast<uint64_t>(getpid()), static_cast<uint64_t>(getppid()),
+                             unix_ns, exe, argv, env, GPULEAK_VERSION);
     });
 }
 
@@ -208,16 +198,7 @@ void scan_modules() {
         global_stream::write(budget, [&](format::Encoder& e) {
             for (size_t k = i; k < j; ++k) {
                 const Module& m = *fresh[k];
-                e.tag(format::Tag::Module);
-                e.varint(0);
-                e.varint(m.base);
-                e.string(m.path);
-                e.bytes(m.build_id.data(), m.build_id.size());
-                e.varint(m.segments.size());
-                for (auto& [vaddr, memsz] : m.segments) {
-                    e.varint(vaddr);
-                    e.varint(memsz);
-                }
+                format::put::module(e, 0, m.base, m.path, m.build_id, m.segments);
             }
         });
         i = j;

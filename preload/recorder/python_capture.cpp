@@ -31,12 +31,8 @@ void write_code(void* ctx, const python::CodeInfo& code) {
     need = kMaxRecord + code.filename.size() + code.qualname.size() + table;
     if (!recorder::reserve(ts, need)) return;
     format::Encoder e = recorder::encoder(ts);
-    e.tag(format::Tag::PyCode);
-    e.varint(code.code_id);
-    e.string(code.filename);
-    e.string(code.qualname);
-    e.svarint(code.firstlineno);
-    e.bytes(code.linetable.data(), table);
+    format::put::py_code(e, code.code_id, code.filename, code.qualname, code.firstlineno,
+                         code.linetable.data(), table);
     recorder::commit(ts, e);
 }
 
@@ -44,9 +40,8 @@ void write_info() {
     const python::Info* info = python::info();
     if (!info || g_info_written.exchange(true)) return;
     global_stream::write(kMaxRecord, [&](format::Encoder& e) {
-        e.tag(format::Tag::PyInfo);
-        e.varint(info->version_hex);
-        e.varint(info->layout_source && info->layout_source[0] == 'd' ? 1 : 0);
+        format::put::py_info(e, info->version_hex,
+                             info->layout_source && info->layout_source[0] == 'd' ? 1 : 0);
     });
 }
 
@@ -99,12 +94,7 @@ uint64_t capture(ThreadState* ts) {
                 return 0;
             }
             format::Encoder e = recorder::encoder(ts);
-            e.tag(format::Tag::PyStackNode);
-            e.varint(child);
-            e.varint(node);
-            e.varint(f.code_id);
-            e.svarint(f.byte_offset);
-            e.varint(f.is_entry ? 1 : 0);
+            format::put::py_stack_node(e, child, node, f.code_id, f.byte_offset, f.is_entry);
             recorder::commit(ts, e);
         }
         node = child;

@@ -26,11 +26,16 @@
 namespace gpuleak::recorder {
 namespace {
 
-using format::Encoder;
-using format::Tag;
+// What the session calls back (defined at the end of this file).
+void on_session_start();
+void collect_idle_chunks();
+void flush_all_at_exit();
+void reset_after_fork_child();
+extern const session::Producer kProducer;
 
-// Worst case of any fixed-size record: tag + 12 varints.
-constexpr size_t kMaxFixedRecord = 1 + 12 * format::kMaxVarintBytes;
+using format::Encoder;
+
+using format::kMaxFixedRecord;
 
 std::mutex g_registry_mutex;
 ThreadState* g_threads = nullptr; // every thread state, alive or exited (append-only)
@@ -62,9 +67,11 @@ void on_thread_exit(void* p) {
     auto* ts = static_cast<ThreadState*>(p);
     ts->lock.lock();
     seal_locked(ts, session::direct_mode());
-    ts->alive = false; // the registry keeps it: the next new thread reuses it, trie included
     ts->announced = false;
     ts->lock.unlock();
+    // The registry keeps it: the next new thread reuses it, trie included. Last: from here on this
+    // thread no longer touches it.
+    ts->alive.store(false, std::memory_order_release);
 }
 
 ThreadState* create_state() {
@@ -90,11 +97,11 @@ ThreadState* self() {
         std::lock_guard lock(g_registry_mutex);
         // Reuse the state (and stack trie) of a thread that has exited.
         for (ThreadState* t = g_threads; t; t = t->next_registered)
-            if (!t->alive && t->capacity >= config().stack_depth) {
+            if (!t->alive.load(std::memory_order_acquire) && t->capacity >= config().stack_depth) {
                 ts = t;
                 break;
             }
-        if (ts) ts->alive = true;
+        if (ts) ts->alive.store(true, std::memory_order_relaxed);
     }
     if (!ts) {
         ts = create_state();
@@ -130,9 +137,7 @@ void announce(ThreadState* ts) {
     prctl(PR_GET_NAME, name, 0, 0, 0);
     if (!reserve(ts, kMaxFixedRecord + sizeof name)) return;
     Encoder e = encoder(ts);
-    e.tag(Tag::Thread);
-    e.varint(static_cast<uint64_t>(ts->tid));
-    e.string(name);
+    format::put::thread(e, static_cast<uint64_t>(ts->tid), name);
     commit(ts, e);
     ts->announced = true;
 }
@@ -164,10 +169,7 @@ uint64_t intern_native(ThreadState* ts, unsigned n) {
                 return 0;
             }
             Encoder e = encoder(ts);
-            e.tag(Tag::StackNode);
-            e.varint(child);
-            e.varint(node);
-            e.varint(ip);
+            format::put::stack_node(e, child, node, ip);
             commit(ts, e);
         }
         node = child;
@@ -188,7 +190,7 @@ __attribute__((always_inline)) inline uint64_t capture_native(ThreadState* ts) {
 
 // Common prologue of every event: tracing on, thread state ready and locked.
 ThreadState* begin_event() {
-    if (!session::ensure_started() || writer::failed()) return nullptr;
+    if (!session::ensure_started(kProducer) || writer::failed()) return nullptr;
     ThreadState* ts = self();
     if (!ts) return nullptr;
     ts->lock.lock();
@@ -208,7 +210,7 @@ uint64_t now() {
 }
 
 uint64_t event_time() {
-    return session::ensure_started() ? now() : 0;
+    return session::ensure_started(kProducer) ? now() : 0;
 }
 
 // Makes room for `need` bytes in the thread's chunk; false if no chunk could be had.
@@ -236,15 +238,7 @@ void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
     uint64_t py_stack = python_capture::capture(ts);
     if (reserve(ts, kMaxFixedRecord)) {
         Encoder e = encoder(ts);
-        e.tag(Tag::Alloc);
-        e.varint(time_delta(ts, t));
-        e.varint(static_cast<uint64_t>(api));
-        e.varint(static_cast<uint64_t>(kind));
-        e.svarint(device);
-        e.varint(address);
-        e.varint(size);
-        e.varint(stack);
-        e.varint(py_stack);
+        format::put::alloc(e, time_delta(ts, t), api, kind, device, address, size, stack, py_stack);
         commit(ts, e);
     }
     end_event(ts);
@@ -259,17 +253,9 @@ void alloc_failed(Api api, MemKind kind, int device, uint64_t size, int result, 
     uint64_t py_stack = python_capture::capture(ts);
     if (reserve(ts, kMaxFixedRecord)) {
         Encoder e = encoder(ts);
-        e.tag(Tag::AllocFailed);
-        e.varint(time_delta(ts, t));
-        e.varint(static_cast<uint64_t>(api));
-        e.varint(static_cast<uint64_t>(kind));
-        e.svarint(device);
-        e.varint(size);
-        e.svarint(result);
-        e.varint(stack);
-        e.varint(py_stack);
-        e.varint(free_bytes ? free_bytes + 1 : 0);
-        e.varint(total_bytes ? total_bytes + 1 : 0);
+        format::put::alloc_failed(e, time_delta(ts, t), api, kind, device, size, result, stack,
+                                  py_stack, free_bytes ? free_bytes + 1 : 0,
+                                  total_bytes ? total_bytes + 1 : 0);
         commit(ts, e);
     }
     end_event(ts);
@@ -280,26 +266,20 @@ void free(uint64_t t, Api api, Space space, uint64_t address, int result) {
     if (!ts) return;
     if (reserve(ts, kMaxFixedRecord)) {
         Encoder e = encoder(ts);
-        e.tag(Tag::Free);
-        e.varint(time_delta(ts, t));
-        e.varint(static_cast<uint64_t>(api));
-        e.varint(static_cast<uint64_t>(space));
-        e.varint(address);
-        e.svarint(result);
+        format::put::free(e, time_delta(ts, t), api, space, address, result);
         commit(ts, e);
     }
     end_event(ts);
 }
 
 namespace {
-template <typename... Fields> void simple_event(Tag tag, uint64_t t, Fields... fields) {
+// An event without a stack: `put` writes the record after its delta time.
+template <typename Put> void simple_event(uint64_t t, Put&& put) {
     ThreadState* ts = begin_event();
     if (!ts) return;
     if (reserve(ts, kMaxFixedRecord)) {
         Encoder e = encoder(ts);
-        e.tag(tag);
-        e.varint(time_delta(ts, t));
-        (e.varint(fields), ...);
+        put(e, time_delta(ts, t));
         commit(ts, e);
     }
     end_event(ts);
@@ -307,16 +287,19 @@ template <typename... Fields> void simple_event(Tag tag, uint64_t t, Fields... f
 } // namespace
 
 void vmm_retain(uint64_t handle, uint64_t address) {
-    simple_event(Tag::VmmRetain, event_time(), handle, address);
+    simple_event(event_time(),
+                 [&](Encoder& e, uint64_t dt) { format::put::vmm_retain(e, dt, handle, address); });
 }
 void vmm_release(uint64_t t, uint64_t handle) {
-    simple_event(Tag::VmmRelease, t, handle);
+    simple_event(t, [&](Encoder& e, uint64_t dt) { format::put::vmm_release(e, dt, handle); });
 }
 void vmm_map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
-    simple_event(Tag::VmmMap, event_time(), address, size, offset, handle);
+    simple_event(event_time(), [&](Encoder& e, uint64_t dt) {
+        format::put::vmm_map(e, dt, address, size, offset, handle);
+    });
 }
 void vmm_unmap(uint64_t t, uint64_t address, uint64_t size) {
-    simple_event(Tag::VmmUnmap, t, address, size);
+    simple_event(t, [&](Encoder& e, uint64_t dt) { format::put::vmm_unmap(e, dt, address, size); });
 }
 
 void marker(const char* name) {
@@ -326,14 +309,15 @@ void marker(const char* name) {
     size_t len = strnlen(name, 1024);
     if (reserve(ts, kMaxFixedRecord + len)) {
         Encoder e = encoder(ts);
-        e.tag(Tag::Marker);
-        e.varint(time_delta(ts, t));
-        e.bytes(name, len);
+        format::put::marker(e, time_delta(ts, t), std::string_view(name, len));
         commit(ts, e);
     }
     end_event(ts);
 }
 
+namespace {
+
+// Seal every thread's partially filled chunk (writer thread, every flush interval).
 void collect_idle_chunks() {
     if (modules_changed()) {
         scan_modules();
@@ -359,11 +343,8 @@ void flush_all_at_exit() {
     }
     // A thread that sealed a chunk just before the writer stopped left it in the queue.
     writer::drain();
-    global_stream::write(kMaxFixedRecord, [](Encoder& e) {
-        e.tag(Tag::TraceEnd);
-        e.varint(0);
-        e.varint(0);
-    });
+    global_stream::write(
+        kMaxFixedRecord, [](Encoder& e) { format::put::trace_end(e, 0); }, /*closing=*/true);
 }
 
 void reset_after_fork_child() {
@@ -388,4 +369,15 @@ void reset_after_fork_child() {
     g_threads = me;
 }
 
+void on_session_start() {
+    unwinder::init();
+    python_capture::init();
+    write_process_record();
+    scan_modules();
+}
+
+const session::Producer kProducer{&on_session_start, &collect_idle_chunks, &flush_all_at_exit,
+                                  &reset_after_fork_child};
+
+} // namespace
 } // namespace gpuleak::recorder

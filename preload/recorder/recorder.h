@@ -28,11 +28,7 @@ void vmm_map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle);
 void vmm_unmap(uint64_t ts, uint64_t address, uint64_t size);
 void marker(const char* name);
 
-// Called by the session at start and by the writer thread: write Module records for new mappings.
+// Write Module records for new mappings (at the session's start, then from the writer thread).
 void scan_modules();
-// Seal every thread's partially filled chunk (writer thread, exit, fork).
-void collect_idle_chunks();
-void flush_all_at_exit();
-void reset_after_fork_child();
 
 } // namespace gpuleak::recorder

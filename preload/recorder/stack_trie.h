@@ -24,7 +24,6 @@ public:
 
     // Forget everything (after fork: the child's trace must define its nodes again).
     void clear();
-    uint64_t size() const { return next_id_ - 1; }
 
 private:
     struct Slot {

@@ -1,6 +1,7 @@
 // Everything one application thread needs to record events without a global lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "recorder/stack_trie.h"
@@ -21,7 +22,10 @@ struct ThreadState {
     uint64_t last_ts = 0;
     int tid = 0;
     bool announced = false; // Thread record written in this process's trace
-    bool alive = true;
+    // Cleared by the thread's exit (holding only its own lock), read and set by a new thread
+    // looking for a state to reuse (holding the registry's): atomic, since the two hold different
+    // locks.
+    std::atomic<bool> alive{true};
 
     StackTrie native;
     StackTrie python;

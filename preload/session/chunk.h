@@ -3,8 +3,6 @@
 
 #include <cstdint>
 
-#include "gpuleak/format/records.h"
-
 namespace gpuleak {
 
 inline constexpr uint32_t kChunkPayload = 64 * 1024;
@@ -17,8 +15,7 @@ struct Chunk {
     uint64_t first_ts = 0;
     uint64_t last_ts = 0;
     bool has_ts = false;
-    // The header is built in place in front of the payload so a block leaves in one write(2).
-    format::BlockHeader header;
+    bool closing = false; // holds the TraceEnd record: written even once the trace is capped
     uint8_t payload[kChunkPayload];
 };
 

@@ -1,45 +1,62 @@
 #include "session/config.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "gpuleak/common/parse.h"
+#include "support/log.h"
 
 namespace gpuleak {
 namespace {
 
 Config g_config;
 constexpr uint64_t kMinMaxBytes = 4096;
+// A value that does not parse is reported by the first load only (a forked child loads again).
+bool g_reported = false;
 
-uint64_t env_number(const char* name, uint64_t fallback) {
+const char* env(const char* name) {
     const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    char* end = nullptr;
-    unsigned long long n = std::strtoull(v, &end, 10);
-    if (end == v) return fallback;
-    switch (*end) { // accept 10M / 2G style sizes
-    case 'k':
-    case 'K':
-        n <<= 10;
-        break;
-    case 'm':
-    case 'M':
-        n <<= 20;
-        break;
-    case 'g':
-    case 'G':
-        n <<= 30;
-        break;
-    default:
-        break;
-    }
-    return n;
+    return v && *v ? v : nullptr;
+}
+
+template <typename... Args> void complain(spdlog::format_string_t<Args...> fmt, Args&&... args) {
+    if (!g_reported) log::warn(fmt, std::forward<Args>(args)...);
 }
 
 bool env_flag(const char* name, bool fallback) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    return !(v[0] == '0' || !std::strcmp(v, "off") || !std::strcmp(v, "false") ||
-             !std::strcmp(v, "no"));
+    const char* v = env(name);
+    if (!v) return fallback;
+    if (std::optional<bool> b = common::parse_bool(v)) return *b;
+    complain("{}={}: not a boolean (1/0, true/false, yes/no, on/off); using {}", name, v,
+             fallback ? 1 : 0);
+    return fallback;
+}
+
+// A count within [lo, hi]; out-of-range values are clamped, with a warning.
+unsigned env_count(const char* name, unsigned fallback, unsigned lo, unsigned hi) {
+    const char* v = env(name);
+    if (!v) return fallback;
+    std::optional<uint64_t> n = common::parse_unsigned(v);
+    if (!n) {
+        complain("{}={}: not a whole number; using {}", name, v, fallback);
+        return fallback;
+    }
+    if (*n < lo || *n > hi) {
+        unsigned clamped = *n < lo ? lo : hi;
+        complain("{}={}: out of range {}..{}; using {}", name, v, lo, hi, clamped);
+        return clamped;
+    }
+    return static_cast<unsigned>(*n);
+}
+
+uint64_t env_size(const char* name, uint64_t fallback) {
+    const char* v = env(name);
+    if (!v) return fallback;
+    if (std::optional<uint64_t> n = common::parse_size(v)) return *n;
+    complain("{}={}: not a size (e.g. {}); ignored", name, v, common::kSizeExamples);
+    return fallback;
 }
 
 } // namespace
@@ -49,22 +66,41 @@ const Config& config() {
 }
 
 void load_config() {
-    const char* out = std::getenv("GPULEAK_OUTPUT");
+    const char* out = env("GPULEAK_OUTPUT");
     std::snprintf(g_config.output_pattern, sizeof g_config.output_pattern, "%s",
-                  out && *out ? out : "gpuleak.%p.bin");
-    uint64_t depth = env_number("GPULEAK_STACK_DEPTH", 256);
-    g_config.stack_depth = static_cast<unsigned>(depth < 1 ? 1 : depth > 4096 ? 4096 : depth);
-    uint64_t flush = env_number("GPULEAK_FLUSH_MS", 50);
-    g_config.flush_ms = static_cast<unsigned>(flush < 1 ? 1 : flush > 10000 ? 10000 : flush);
+                  out ? out : "gpuleak.%p.bin");
+    g_config.disable = env_flag("GPULEAK_DISABLE", false);
+    g_config.stack_depth = env_count("GPULEAK_STACK_DEPTH", 256, 1, 4096);
+    g_config.flush_ms = env_count("GPULEAK_FLUSH_MS", 50, 1, 10000);
     g_config.python = env_flag("GPULEAK_PYTHON", true);
     g_config.compress = env_flag("GPULEAK_COMPRESS", true);
-    g_config.clear_deepbind = !env_flag("GPULEAK_KEEP_DEEPBIND", false);
     // Below a few KiB not even the process record fits; the cap still ends the trace cleanly.
-    uint64_t max_bytes = env_number("GPULEAK_MAX_BYTES", 0);
-    g_config.max_bytes = max_bytes && max_bytes < kMinMaxBytes ? kMinMaxBytes : max_bytes;
+    uint64_t max_bytes = env_size("GPULEAK_MAX_BYTES", 0);
+    if (max_bytes && max_bytes < kMinMaxBytes) {
+        complain("GPULEAK_MAX_BYTES={}: below the minimum; using {} bytes",
+                 env("GPULEAK_MAX_BYTES"), kMinMaxBytes);
+        max_bytes = kMinMaxBytes;
+    }
+    g_config.max_bytes = max_bytes;
     g_config.signals = env_flag("GPULEAK_SIGNALS", true);
-    g_config.test_write_delay_ms =
-        static_cast<unsigned>(env_number("GPULEAK_TEST_WRITE_DELAY_MS", 0) % 10000);
+    g_config.test_write_delay_ms = env_count("GPULEAK_TEST_WRITE_DELAY_MS", 0, 0, 9999);
+    g_reported = true;
+}
+
+bool keep_deepbind() {
+    // -1: not read yet. Read on the first dlopen with RTLD_DEEPBIND, from any thread, possibly
+    // before tracing starts; whoever settles the value reports a bad one, once.
+    static std::atomic<int> keep{-1};
+    int k = keep.load(std::memory_order_acquire);
+    if (k >= 0) return k == 1;
+    const char* v = env("GPULEAK_KEEP_DEEPBIND");
+    std::optional<bool> b = v ? common::parse_bool(v) : std::optional<bool>(false);
+    int expected = -1;
+    if (keep.compare_exchange_strong(expected, b.value_or(false) ? 1 : 0) && !b)
+        log::warn("GPULEAK_KEEP_DEEPBIND={}: not a boolean (1/0, true/false, yes/no, on/off); "
+                  "using 0",
+                  v);
+    return keep.load(std::memory_order_acquire) == 1;
 }
 
 void expand_output_path(const char* pattern, int pid, bool forked_child, char* out, size_t size) {

@@ -6,25 +6,30 @@
 
 namespace gpuleak {
 
+// Booleans: 1/0, true/false, yes/no, on/off (any case); sizes: 4096, 64K, 512MiB, 1.5G, 1GB
+// (common/parse.h). A value that does not parse is reported in one warning and the default is
+// used; a number out of range is clamped, with a warning.
 struct Config {
     char output_pattern[4096];  // GPULEAK_OUTPUT, default gpuleak.%p.bin (%p pid, %r rank)
-    unsigned stack_depth = 256; // GPULEAK_STACK_DEPTH: native frames kept per allocation
-    unsigned flush_ms = 50;     // GPULEAK_FLUSH_MS: a SIGKILL loses at most ~2 intervals of events
+    bool disable = false;       // GPULEAK_DISABLE=1: pass everything through, write nothing
+    unsigned stack_depth = 256; // GPULEAK_STACK_DEPTH (1..4096): native frames kept per allocation
+    unsigned flush_ms = 50;     // GPULEAK_FLUSH_MS (1..10000): a SIGKILL loses about 2 intervals
     bool python = true;         // GPULEAK_PYTHON=0 turns Python stacks off
     bool compress = true;       // GPULEAK_COMPRESS=0 writes raw blocks
-    bool clear_deepbind =
-        true; // GPULEAK_KEEP_DEEPBIND=1 leaves RTLD_DEEPBIND alone (and misses those calls)
-    uint64_t max_bytes =
-        0; // GPULEAK_MAX_BYTES: the trace never grows past this (0 = no limit, else >= 4 KiB)
-    bool signals =
-        true; // GPULEAK_SIGNALS=0: no handlers, a fatal signal loses up to one flush interval
+    // GPULEAK_MAX_BYTES: the trace never grows past this (0 = no limit, else at least 4 KiB).
+    uint64_t max_bytes = 0;
+    bool signals = true; // GPULEAK_SIGNALS=0: no handlers, a fatal signal loses one interval
     // GPULEAK_TEST_WRITE_DELAY_MS (tests only): the writer thread holds each block it takes from
     // the queue this long before writing it, as a thread descheduled on a loaded machine would.
     unsigned test_write_delay_ms = 0;
 };
 
 const Config& config();
+// Reads the environment; when tracing starts (again in a forked child).
 void load_config();
+// GPULEAK_KEEP_DEEPBIND=1 leaves RTLD_DEEPBIND alone (and misses what those libraries allocate).
+// Read on first use, independently of load_config: dlopen happens before tracing starts.
+bool keep_deepbind();
 
 // Expands %p (pid), %r (RANK, else LOCAL_RANK, else 0) and %% into `out`. A child of a fork whose
 // pattern has no %p gets ".<pid>" appended so it never writes into its parent's file.

@@ -8,10 +8,6 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "recorder/process_info.h"
-#include "recorder/python_capture.h"
-#include "recorder/recorder.h"
-#include "recorder/unwinder.h"
 #include "session/config.h"
 #include "session/fatal_signals.h"
 #include "session/trace_writer.h"
@@ -25,8 +21,9 @@ enum State : int { kOff, kStarting, kActive, kDisabled };
 std::atomic<int> g_state{kOff};
 std::atomic<bool> g_direct{false};
 uint64_t g_start_mono = 0;
-int g_pid = 0;
 bool g_is_forked_child = false;
+// Set by the first ensure_started (before any recorder state exists) and never changed.
+std::atomic<const Producer*> g_producer{nullptr};
 
 uint64_t mono_ns() {
     timespec ts;
@@ -36,18 +33,16 @@ uint64_t mono_ns() {
 
 bool start() {
     load_config();
-    if (const char* off = std::getenv("GPULEAK_DISABLE"); off && *off && *off != '0') return false;
-    g_pid = getpid();
+    if (config().disable) return false;
+    const int pid = getpid();
     g_start_mono = mono_ns();
     char path[4096 + 64];
-    expand_output_path(config().output_pattern, g_pid, g_is_forked_child, path, sizeof path);
+    expand_output_path(config().output_pattern, pid, g_is_forked_child, path, sizeof path);
     if (!writer::open_file(path)) return false;
-    log::info("tracing pid {} into {}", g_pid, path);
-    unwinder::init();
-    python_capture::init();
-    recorder::write_process_record();
-    recorder::scan_modules();
-    writer::start_thread(&recorder::collect_idle_chunks);
+    log::info("tracing pid {} into {}", pid, path);
+    const Producer* producer = g_producer.load();
+    producer->on_start();
+    writer::start_thread(producer->collect_idle);
     fatal_signals::install();
     return true;
 }
@@ -61,7 +56,8 @@ void on_fork_parent() {
 void on_fork_child() {
     bool was_active = g_state.load() == kActive;
     if (was_active) writer::after_fork_child();
-    recorder::reset_after_fork_child();
+    // No producer: tracing was never asked for, so there is no recorder state to forget.
+    if (const Producer* producer = g_producer.load()) producer->after_fork_child();
     g_is_forked_child = true;
     g_direct.store(false);
     // The child writes its own file, created on its first CUDA event (an exec'd compiler never
@@ -79,15 +75,17 @@ __attribute__((destructor)) void on_unload() {
     // Frees from destructors that run after this one are still recorded, synchronously.
     writer::stop_thread();
     g_direct.store(true);
-    recorder::flush_all_at_exit();
+    g_producer.load()->at_exit();
 }
 
 } // namespace
 
-bool ensure_started() {
+bool ensure_started(const Producer& producer) {
     int s = g_state.load(std::memory_order_acquire);
     if (s == kActive) return true;
     if (s == kDisabled) return false;
+    const Producer* none = nullptr;
+    g_producer.compare_exchange_strong(none, &producer);
     int expected = kOff;
     if (g_state.compare_exchange_strong(expected, kStarting)) {
         bool ok = start();
@@ -104,9 +102,6 @@ bool direct_mode() {
 }
 uint64_t start_mono_ns() {
     return g_start_mono;
-}
-int pid() {
-    return g_pid;
 }
 
 } // namespace gpuleak::session

@@ -1,7 +1,5 @@
 #include "session/trace_writer.h"
 
-#include <zstd.h>
-
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -10,24 +8,26 @@
 #include <mutex>
 #include <new>
 
-#include <fcntl.h>
 #include <pthread.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
-#include "gpuleak/format/encoder.h"
+#include "gpuleak/format/writer.h"
 #include "session/config.h"
 #include "session/session.h"
 #include "support/log.h"
+#include "support/no_destroy.h"
 #include "support/pages.h"
 
 namespace gpuleak::writer {
 namespace {
 
-int g_fd = -1;
-std::atomic<bool> g_failed{false};
-std::atomic<bool> g_capped{false};
-std::atomic<uint64_t> g_bytes{0};
+// The file and what frames blocks into it (format/writer.h): constructed by open_file, never
+// destroyed (late frees are written after static destructors have run). Every use is under
+// g_write_mutex.
+constinit NoDestroy<format::FileSink> g_sink;
+constinit NoDestroy<format::TraceWriter> g_trace;
+// Tracing stopped: the file could not be created or written, or it reached its size limit. Read on
+// every event, without the lock.
+std::atomic<bool> g_stopped{false};
 
 // Chunks come from mmap in batches and are recycled; the pool lock is taken once per 64 KiB of
 // events.
@@ -41,9 +41,6 @@ Chunk* g_queue_tail = nullptr;
 
 // Serializes writes to the file (writer thread, exit flush, direct mode).
 std::mutex g_write_mutex;
-ZSTD_CCtx* g_zstd = nullptr;
-uint8_t* g_compressed = nullptr;
-size_t g_compressed_capacity = 0;
 
 std::atomic<bool> g_thread_running{false};
 // Set while the writer thread works through a cycle (it may hold a chunk taken from the queue);
@@ -59,95 +56,7 @@ void (*g_collect_idle)() = nullptr;
 std::atomic<uint64_t> g_flush_requested{0};
 std::atomic<uint64_t> g_flush_completed{0};
 
-// A Capped block: header, then tag, dt and the byte count (at most two 10-byte varints).
-constexpr uint64_t kCappedPayloadMax = 1 + 2 * format::kMaxVarintBytes;
-constexpr uint64_t kCappedBlockBytes = sizeof(format::BlockHeader) + kCappedPayloadMax;
-// Room always kept below the size limit: the Capped block, then the TraceEnd block of a clean exit
-// (same size bound), so a capped trace still tells a clean exit from a crash.
-constexpr uint64_t kReservedBytes = 2 * kCappedBlockBytes;
-
-void fail(const char* what, int err) {
-    if (!g_failed.exchange(true))
-        log::warn("cannot write the trace ({}: {}); tracing stopped, the program continues", what,
-                  std::strerror(err));
-}
-
-// write(2) on a file past RLIMIT_FSIZE raises SIGXFSZ, whose default action kills the process. The
-// writer thread blocks every signal; an application thread writing in direct mode, at exit or after
-// fork blocks SIGXFSZ around the call and takes back a SIGXFSZ that only our write raised, so the
-// application's disposition is neither used nor changed.
-class SigxfszGuard {
-public:
-    SigxfszGuard() {
-        sigemptyset(&xfsz_);
-        sigaddset(&xfsz_, SIGXFSZ);
-        pthread_sigmask(SIG_BLOCK, &xfsz_, &old_);
-        sigset_t pending;
-        was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-    }
-    ~SigxfszGuard() {
-        if (raised_ && !was_pending_) {
-            timespec zero{0, 0};
-            siginfo_t info;
-            sigtimedwait(&xfsz_, &info, &zero);
-        }
-        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-    }
-    void wrote(ssize_t result, int err) {
-        if (result < 0 && err == EFBIG) raised_ = true;
-    }
-
-private:
-    sigset_t xfsz_, old_;
-    bool was_pending_ = false, raised_ = false;
-};
-
-// One block (header and payload, possibly in two pieces) written whole or not at all: after a
-// failed or partial write the file is cut back to the end of the previous block, so a full disk
-// leaves a trace that reads to its last complete block without damage.
-bool write_block(const void* first, size_t first_size, const void* second, size_t second_size) {
-    SigxfszGuard guard;
-    const uint64_t start = g_bytes.load(std::memory_order_relaxed);
-    const struct {
-        const uint8_t* data;
-        size_t size;
-    } pieces[2] = {{static_cast<const uint8_t*>(first), first_size},
-                   {static_cast<const uint8_t*>(second), second_size}};
-    for (const auto& piece : pieces) {
-        const uint8_t* p = piece.data;
-        size_t n = piece.size;
-        while (n) {
-            ssize_t w = ::write(g_fd, p, n);
-            int err = errno;
-            guard.wrote(w, err);
-            if (w < 0 && err == EINTR) continue;
-            if (w <= 0) {
-                if (ftruncate(g_fd, static_cast<off_t>(start)) == 0) g_bytes.store(start);
-                fail("write", w < 0 ? err : ENOSPC);
-                return false;
-            }
-            p += w;
-            n -= static_cast<size_t>(w);
-            g_bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
-        }
-    }
-    return true;
-}
-
-// The size the trace must stay within: GPULEAK_MAX_BYTES, or the process's file size limit if that
-// is lower (writing past it would fail with EFBIG half-way through a block). 0 = no limit.
-uint64_t size_limit(bool& from_rlimit) {
-    uint64_t cap = config().max_bytes;
-    from_rlimit = false;
-    rlimit rl;
-    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (!cap || rl.rlim_cur < cap)) {
-        cap = rl.rlim_cur;
-        from_rlimit = true;
-    }
-    return cap;
-}
-
+// The time of a Capped record.
 uint64_t trace_ns() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -157,89 +66,29 @@ uint64_t trace_ns() {
     return now > start ? now - start : 0;
 }
 
-// Caller holds g_write_mutex. Ends the recording with a Capped record (room for it is always kept
-// free below the limit) and stops tracing, with one warning.
-void cap_locked(uint64_t cap, bool from_rlimit) {
-    if (g_capped.exchange(true)) return;
-    struct {
-        format::BlockHeader header;
-        uint8_t payload[kCappedPayloadMax];
-    } block{};
-    uint64_t written = g_bytes.load();
-    format::Encoder e(block.payload, block.payload + sizeof block.payload);
-    e.tag(format::Tag::Capped);
-    e.varint(0);
-    e.varint(written);
-    format::BlockHeader& h = block.header;
-    h.stored_size = h.raw_size = static_cast<uint32_t>(e.position() - block.payload);
-    h.thread_index = format::kGlobalThreadIndex;
-    h.sequence = format::kCappedSequence;
-    h.first_ts = h.last_ts = trace_ns();
-    format::seal_block_header(h, block.payload);
-    if (written + sizeof h + h.stored_size <= cap)
-        write_block(&block, sizeof h + h.stored_size, nullptr, 0);
-    if (from_rlimit)
+// One warning when tracing stops; the program continues and recording stops too.
+void report(const format::WriteStatus& s) {
+    if (s.kind == format::WriteStatus::Failed)
+        log::warn("cannot write the trace (write: {}); tracing stopped, the program continues",
+                  std::strerror(s.error));
+    else if (s.kind == format::WriteStatus::Capped && s.sink_limit)
         log::warn(
             "the trace reached the file size limit (ulimit -f: {} bytes); tracing stopped, the "
             "program continues",
-            cap);
-    else
+            s.limit);
+    else if (s.kind == format::WriteStatus::Capped)
         log::warn("the trace reached GPULEAK_MAX_BYTES={} bytes; later events are not recorded",
-                  cap);
-}
-
-// The process-wide block written by the library destructor holds the TraceEnd record alone.
-bool is_trace_end(const Chunk* c) {
-    return c->thread_index == format::kGlobalThreadIndex && c->used > 0 &&
-           c->used <= kCappedPayloadMax &&
-           c->payload[0] == static_cast<uint8_t>(format::Tag::TraceEnd);
+                  s.limit);
+    if (g_trace->stopped()) g_stopped.store(true);
 }
 
 // Caller holds g_write_mutex.
 void write_locked(Chunk* c) {
-    if (g_fd < 0 || g_failed.load() || c->used == 0) return;
-    const bool trace_end = is_trace_end(c);
-    if (g_capped.load() && !trace_end) return;
-    const uint8_t* payload = c->payload;
-    uint32_t stored = c->used;
-    uint32_t flags = 0;
-    if (config().compress) {
-        if (!g_zstd) g_zstd = ZSTD_createCCtx();
-        size_t bound = ZSTD_compressBound(kChunkPayload);
-        if (!g_compressed) {
-            g_compressed = static_cast<uint8_t*>(map_pages(bound));
-            g_compressed_capacity = g_compressed ? bound : 0;
-        }
-        if (g_zstd && g_compressed) {
-            size_t n = ZSTD_compressCCtx(g_zstd, g_compressed, g_compressed_capacity, c->payload,
-                                         c->used, 1);
-            if (!ZSTD_isError(n) && n < c->used) {
-                payload = g_compressed;
-                stored = static_cast<uint32_t>(n);
-                flags = format::kBlockZstd;
-            }
-        }
-    }
-    bool from_rlimit = false;
-    uint64_t cap = size_limit(from_rlimit);
-    const uint64_t reserve = trace_end ? 0 : kReservedBytes;
-    if (cap && g_bytes.load() + sizeof(format::BlockHeader) + stored + reserve > cap) {
-        cap_locked(cap, from_rlimit);
-        return;
-    }
-    format::BlockHeader& h = c->header;
-    h.stored_size = stored;
-    h.raw_size = c->used;
-    h.flags = flags;
-    h.thread_index = c->thread_index;
-    h.sequence = c->sequence;
-    h.first_ts = c->first_ts;
-    h.last_ts = c->last_ts;
-    format::seal_block_header(h, payload);
-    if (payload == c->payload)
-        write_block(&h, sizeof h + stored, nullptr, 0); // adjacent in the chunk
-    else
-        write_block(&h, sizeof h, payload, stored);
+    if (!g_sink || !g_sink->is_open() || c->used == 0) return;
+    format::BlockMeta meta{c->thread_index, c->sequence, c->first_ts, c->last_ts};
+    report(
+        g_trace->write_block(meta, c->payload, c->used,
+                             c->closing ? format::BlockRole::Closing : format::BlockRole::Events));
 }
 
 void drain_queue(bool writer_thread) {
@@ -295,27 +144,26 @@ void* writer_main(void*) {
 } // namespace
 
 bool open_file(const char* path) {
-    int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        int err = errno;
+    std::lock_guard lock(g_write_mutex);
+    if (!g_sink) g_sink.emplace();
+    if (int err = g_sink->create(path)) {
         log::warn("cannot create trace file {}: {}{}; the program runs untraced", path,
                   std::strerror(err),
                   err == EEXIST
                       ? " (gpuleak never overwrites a file: remove it or set GPULEAK_OUTPUT)"
                       : "");
-        g_failed.store(true);
+        g_stopped.store(true);
         return false;
     }
-    g_fd = fd;
-    g_failed.store(false);
-    g_capped.store(false);
-    g_bytes.store(0);
-    format::FileHeader h{};
-    std::memcpy(h.magic, format::kFileMagic, sizeof h.magic);
-    h.version = format::kFormatVersion;
-    h.header_size = sizeof h;
-    std::lock_guard lock(g_write_mutex);
-    return write_block(&h, sizeof h, nullptr, 0);
+    format::WriterOptions options{config().compress, config().max_bytes, &trace_ns};
+    if (!g_trace)
+        g_trace.emplace(*g_sink, options);
+    else
+        g_trace->reset(options);
+    g_stopped.store(false);
+    format::WriteStatus s = g_trace->start();
+    report(s);
+    return s.kind == format::WriteStatus::Written;
 }
 
 Chunk* acquire_chunk() {
@@ -335,6 +183,7 @@ Chunk* acquire_chunk() {
 void release_chunk(Chunk* c) {
     c->used = 0;
     c->has_ts = false;
+    c->closing = false;
     c->first_ts = c->last_ts = 0;
     std::lock_guard lock(g_pool_mutex);
     c->next = g_pool;
@@ -376,10 +225,6 @@ void start_thread(void (*collect_idle)()) {
         log::warn("cannot start the trace writer thread; writing synchronously");
     }
     pthread_attr_destroy(&attr);
-}
-
-void wake() {
-    g_wake.store(true);
 }
 
 bool flush_from_signal(unsigned timeout_ms) {
@@ -429,10 +274,7 @@ void drain() {
 }
 
 bool failed() {
-    return g_failed.load() || g_capped.load();
-}
-uint64_t bytes_written() {
-    return g_bytes.load();
+    return g_stopped.load(std::memory_order_relaxed);
 }
 
 void before_fork() {
@@ -453,14 +295,12 @@ void after_fork_child() {
     new (&g_write_mutex) std::mutex();
     // The parent's queued chunks are the parent's to write.
     g_queue_head = g_queue_tail = nullptr;
-    if (g_fd >= 0) ::close(g_fd);
-    g_fd = -1;
+    // The file is the parent's: closed here without another byte (the child opens its own).
+    if (g_sink) g_sink->close();
     g_thread_running.store(false);
     g_writer_active.store(false);
     g_stop.store(false);
-    g_failed.store(false);
-    g_capped.store(false);
-    g_bytes.store(0);
+    g_stopped.store(false);
 }
 
 } // namespace gpuleak::writer

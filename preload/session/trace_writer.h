@@ -1,5 +1,6 @@
-// The sink: owns the trace file, a pool of chunks and the background thread that turns full (or
-// idle) chunks into checksummed, optionally zstd-compressed blocks.
+// The trace's lifecycle in the process: a pool of chunks, the queue of sealed ones, the background
+// thread that writes them (format/writer.h frames, compresses and checksums each into a block of
+// the file and keeps the size limit), the flush a fatal signal asks for, and fork.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,6 @@ void write_now(Chunk* c);     // write synchronously (at exit, after fork, in di
 // The writer thread wakes every flush interval, writes queued chunks, then asks `collect_idle` to
 // seal the chunks of threads that have buffered data.
 void start_thread(void (*collect_idle)());
-void wake();
 // From a signal handler (async-signal-safe): asks the writer thread for one whole cycle (queued
 // chunks and every thread's buffered events) and waits for it at most `timeout_ms`. False when
 // there is no writer thread or it did not finish in time.
@@ -35,7 +35,6 @@ void drain();
 // Tracing stopped: the file could not be written, or it reached its size limit (GPULEAK_MAX_BYTES
 // or RLIMIT_FSIZE) and ends with a Capped record.
 bool failed();
-uint64_t bytes_written();
 
 // fork support: the child must not inherit the parent's file or queue.
 void before_fork();

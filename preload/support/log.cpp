@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <cstring>
+
 #include <mutex>
+#include <strings.h>
 
 namespace gpuleak::log {
 
@@ -16,16 +18,20 @@ spdlog::logger& get() {
         l->set_pattern("gpuleak: %v");
         const char* level = std::getenv("GPULEAK_LOG");
         auto lvl = spdlog::level::warn;
-        if (level) {
-            if (!std::strcmp(level, "debug"))
+        bool known = true;
+        if (level && *level) {
+            if (!strcasecmp(level, "debug"))
                 lvl = spdlog::level::debug;
-            else if (!std::strcmp(level, "info"))
+            else if (!strcasecmp(level, "info"))
                 lvl = spdlog::level::info;
-            else if (!std::strcmp(level, "off"))
+            else if (!strcasecmp(level, "off"))
                 lvl = spdlog::level::off;
+            else
+                known = !strcasecmp(level, "warn");
         }
         l->set_level(lvl);
         l->flush_on(spdlog::level::debug);
+        if (!known) l->warn("GPULEAK_LOG={}: not one of debug, info, warn, off; using warn", level);
         return l;
     }();
     return *logger;

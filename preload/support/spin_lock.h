@@ -1,3 +1,8 @@
+// The preload's one spin lock. It guards what is held for a few instructions and never across a
+// call that could block or re-enter: a thread's event buffer (the owner takes it per event, the
+// writer thread only try_locks it every flush interval) and the Python code registry (a few hash
+// probes per frame). Cheaper than a mutex there; under contention it pauses briefly, then yields
+// to the holder.
 #pragma once
 
 #include <atomic>
@@ -6,14 +11,16 @@
 
 namespace gpuleak {
 
-// Guards one thread's event buffer. The owner takes it for every event and the writer thread only
-// every flush interval, so it is almost never contended and much cheaper than a mutex.
 class SpinLock {
 public:
     void lock() {
-        while (flag_.exchange(true, std::memory_order_acquire)) {
-            while (flag_.load(std::memory_order_relaxed))
-                sched_yield();
+        for (unsigned spins = 0; flag_.exchange(true, std::memory_order_acquire);) {
+            while (flag_.load(std::memory_order_relaxed)) {
+                if (++spins < 64)
+                    __builtin_ia32_pause();
+                else
+                    sched_yield();
+            }
         }
     }
     bool try_lock() { return !flag_.exchange(true, std::memory_order_acquire); }

@@ -6,7 +6,7 @@
  *
  * Ground truth (device 0):
  *   getproc_legacy_transient        legacy cuMemAlloc (2000)       4000009 dev  legacy cuMemFree
- *       -> the 32-bit legacy ABI: a tracer passes it through UNRECORDED (reference section b)
+ *       -> the 32-bit legacy ABI: a tracer passes it through UNRECORDED (tests/apps/EXPECTED.md)
  *   getproc_v2_device_leak          v2   cuMemAlloc/3020           4000001 dev  leaked
  *   getproc_v2_device_transient     v2   cuMemAlloc/3020           4000002 dev  v2 cuMemFree/3020
  *   getproc_v2_async_transient      v2   cuMemAllocAsync/11020 f0  4000003 dev  v2 cuMemFreeAsync

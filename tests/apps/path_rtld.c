@@ -2,8 +2,9 @@
  *
  * RTLD_NEXT: liba and libb both define which(); liba asks dlsym(RTLD_NEXT, "which") and must get
  * libb's. A dlsym hook that forwards with an ordinary call makes itself the caller, and the lookup
- * then starts after the hook's library instead of after liba (reference pitfall 6). Exit status 3,
- * with the module printed, when RTLD_NEXT resolves anywhere but libb.
+ * then starts after the hook's library instead of after liba (glibc resolves RTLD_NEXT from the
+ * caller's return address; preload/hooks/dl_trampolines.S keeps the application the caller). Exit
+ * status 3, with the module printed, when RTLD_NEXT resolves anywhere but libb.
  *
  * RTLD_DEFAULT: libcuda is dlopen()ed RTLD_GLOBAL and its functions are looked up in the global
  * scope, where a preload's exported wrappers come first.

@@ -1,8 +1,8 @@
 /* scenario_fork: the parent allocates and leaks A, forks; the child allocates and leaks B and
  * exits 0; the parent waits. Each process must get its own trace, and the child's must not
- * re-report A (the child clears inherited state, reference pitfall 12).
- * (Real CUDA forbids using the driver in a child forked after initialisation; the fake allows it
- * so that fork handling in the tracer can be tested.)
+ * re-report A (the child clears the state it inherited: preload/session/session.cpp,
+ * on_fork_child). (Real CUDA forbids using the driver in a child forked after initialisation; the
+ * fake allows it so that fork handling in the tracer can be tested.)
  *
  * Ground truth (device 0, cuMemAlloc_v2 called directly):
  *   parent:  parent_leak  6000006 dev leaked. 1 allocation, 0 frees; live 1 block, 6000006 bytes;

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuleak/format/encoder.h"
 #include "gpuleak/format/records.h"
+#include "gpuleak/format/writer.h"
 
 #include "analysis/analyze.h"
 #include "render/renderers.h"
@@ -58,7 +58,7 @@ std::vector<uint8_t> with_valid_checksums(const uint8_t* data, size_t size) {
         std::memcpy(&h, bytes.data() + offset, sizeof h);
         size_t payload = offset + sizeof h;
         if (h.magic != gpuleak::format::kBlockMagic || h.stored_size > size - payload) break;
-        gpuleak::format::seal_block_header(h, bytes.data() + payload);
+        h.checksum = gpuleak::format::block_checksum(h, bytes.data() + payload, h.stored_size);
         std::memcpy(bytes.data() + offset, &h, sizeof h);
         offset = payload + h.stored_size;
     }

@@ -4,14 +4,14 @@
 // part with a warning (exit 0); never a crash, a hang or a runaway allocation.
 #include <gtest/gtest.h>
 
-#include <zstd.h>
-
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <memory>
 
 #include "gpuleak/format/encoder.h"
 #include "gpuleak/format/records.h"
+#include "gpuleak/format/writer.h"
 #include "robustness_support.h"
 
 namespace gpuleak::robustness {
@@ -21,53 +21,59 @@ namespace fs = std::filesystem;
 using format::Encoder;
 using format::Tag;
 
-// A trace written by hand: the file header, then blocks sealed with real checksums.
-class TraceBuilder {
+// A trace built block by block with format's writer; `tweak` may break a block's header after it
+// is framed (the checksum is then recomputed over what is really stored), and raw() appends any
+// bytes.
+class HostileTrace {
 public:
-    explicit TraceBuilder(uint32_t version = format::kFormatVersion, uint32_t header_size = 16) {
-        format::FileHeader h{};
-        std::memcpy(h.magic, format::kFileMagic, sizeof h.magic);
-        h.version = version;
+    explicit HostileTrace(uint32_t version = format::kFormatVersion, uint32_t header_size = 16)
+        : state_(std::make_unique<State>()) {
+        format::FileHeader h = format::file_header(version);
         h.header_size = header_size;
         append(&h, sizeof h);
     }
-    // One block of `payload` for `thread`; `tweak` may break the header before it is sealed.
-    TraceBuilder& block(uint32_t thread, uint64_t sequence, const std::string& payload,
+    // One block of `payload` for `thread`, zstd-compressed if `zstd` (the payload must then be
+    // compressible).
+    HostileTrace& block(uint32_t thread, uint64_t sequence, const std::string& payload,
                         bool zstd = false,
                         const std::function<void(format::BlockHeader&)>& tweak = {}) {
-        std::string stored = payload;
-        if (zstd) {
-            stored.resize(ZSTD_compressBound(payload.size()));
-            stored.resize(
-                ZSTD_compress(stored.data(), stored.size(), payload.data(), payload.size(), 1));
+        format::TraceWriter& w = zstd ? state_->zstd : state_->raw;
+        format::BlockMeta meta{thread, sequence, 1000, 1000 + payload.size()};
+        auto* data = reinterpret_cast<const uint8_t*>(payload.data());
+        auto size = static_cast<uint32_t>(payload.size());
+        if (!tweak) {
+            EXPECT_EQ(w.write_block(meta, data, size).kind, format::WriteStatus::Written);
+            return *this;
         }
-        format::BlockHeader h{};
-        h.stored_size = static_cast<uint32_t>(stored.size());
-        h.raw_size = static_cast<uint32_t>(payload.size());
-        h.flags = zstd ? static_cast<uint32_t>(format::kBlockZstd) : 0u;
-        h.thread_index = thread;
-        h.sequence = sequence;
-        h.first_ts = 1000;
-        h.last_ts = 1000 + payload.size();
-        if (tweak) tweak(h);
-        // The checksum covers what is really stored, whatever the (possibly broken) sizes say.
-        h.magic = format::kBlockMagic;
-        h.checksum = format::crc32(
-            format::crc32(0, &h.flags, sizeof h - offsetof(format::BlockHeader, flags)),
-            stored.data(), stored.size());
-        append(&h, sizeof h);
-        bytes_ += stored;
+        format::FramedBlock b = w.frame(meta, data, size);
+        EXPECT_EQ((b.header.flags & format::kBlockZstd) != 0, zstd) << "payload not compressible";
+        const uint32_t stored = b.header.stored_size;
+        tweak(b.header);
+        b.header.checksum = format::block_checksum(b.header, b.stored, stored);
+        append(&b.header, sizeof b.header);
+        append(b.stored, stored);
         return *this;
     }
-    TraceBuilder& raw(const std::string& bytes) {
-        bytes_ += bytes;
+    HostileTrace& raw(const std::string& bytes) {
+        append(bytes.data(), bytes.size());
         return *this;
     }
-    const std::string& bytes() const { return bytes_; }
+    std::string bytes() const {
+        const auto& b = state_->sink.bytes();
+        return std::string(b.begin(), b.end());
+    }
 
 private:
-    void append(const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); }
-    std::string bytes_;
+    struct State {
+        format::MemorySink sink;
+        format::TraceWriter raw{sink, {.compress = false}};
+        format::TraceWriter zstd{sink, {.compress = true}};
+    };
+    void append(const void* p, size_t n) {
+        format::Piece piece{p, n};
+        EXPECT_EQ(state_->sink.append(&piece, 1), 0);
+    }
+    std::unique_ptr<State> state_;
 };
 
 // Records, encoded as the recorder does.
@@ -82,35 +88,29 @@ std::string records(const std::function<void(Encoder&)>& fill, size_t capacity =
 
 std::string process_record() {
     return records([](Encoder& e) {
-        e.tag(Tag::Process);
-        e.varint(4242);
-        e.varint(1);
-        e.varint(0);
-        e.string("/usr/bin/hostile");
-        e.varint(1);
-        e.string("hostile");
-        e.varint(0);
-        e.string("test");
+        format::put::process(e, 4242, 1, 0, "/usr/bin/hostile", std::vector<std::string>{"hostile"},
+                             std::vector<std::string>{}, "test");
     });
 }
 
 std::string alloc_record(uint64_t dt, uint64_t address, uint64_t size, uint64_t stack = 0) {
     return records([&](Encoder& e) {
-        e.tag(Tag::Alloc);
-        e.varint(dt);
-        e.varint(static_cast<uint64_t>(format::Api::cuMemAlloc_v2));
-        e.varint(0);
-        e.svarint(0);
-        e.varint(address);
-        e.varint(size);
-        e.varint(stack);
-        e.varint(0);
+        format::put::alloc(e, dt, format::Api::cuMemAlloc_v2, format::MemKind::Device, 0, address,
+                           size, stack, 0);
     });
 }
 
+// Compressible: the same allocation `n` times.
+std::string alloc_records(uint64_t address, uint64_t size, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i)
+        out += alloc_record(1, address + i * 0x1000, size);
+    return out;
+}
+
 // A valid start every hostile case builds on: the process record and one allocation.
-TraceBuilder valid_prefix() {
-    TraceBuilder t;
+HostileTrace valid_prefix() {
+    HostileTrace t;
     t.block(0, 0, process_record());
     t.block(1, 0, alloc_record(0, 0x10000, 4096));
     return t;
@@ -165,7 +165,7 @@ protected:
 };
 
 TEST_F(AnalyzerInput, FilesThatAreNoTraceAreRefusedInOneLine) {
-    std::string header = TraceBuilder().bytes();
+    std::string header = HostileTrace().bytes();
     auto expect_error = [&](const std::string& name, const std::string& bytes,
                             const std::string& what) {
         ReportRun r = check(name, bytes, 2);
@@ -174,20 +174,42 @@ TEST_F(AnalyzerInput, FilesThatAreNoTraceAreRefusedInOneLine) {
     expect_error("empty", "", "shorter than the 16-byte header");
     expect_error("short", header.substr(0, 15), "shorter than the 16-byte header");
     expect_error("foreign", "#!/bin/sh\necho this is not a trace\n", "bad magic");
-    expect_error("version2", TraceBuilder(2).bytes(), "unsupported trace format version 2");
-    expect_error("version-max", TraceBuilder(0xffffffffu).bytes(),
+    expect_error("version2", HostileTrace(2).bytes(), "unsupported trace format version 2");
+    expect_error("version-max", HostileTrace(0xffffffffu).bytes(),
                  "unsupported trace format version");
-    expect_error("header-size-small", TraceBuilder(1, 8).bytes(), "corrupt file header");
-    expect_error("header-size-huge", TraceBuilder(1, 1u << 30).bytes(), "corrupt file header");
+    expect_error("header-size-small", HostileTrace(1, 8).bytes(), "corrupt file header");
+    expect_error("header-size-huge", HostileTrace(1, 1u << 30).bytes(), "corrupt file header");
     expect_error("header-only", header, "holds no data");
     expect_error("header-then-garbage", header + std::string(300, '\x5a'), "holds no data");
+}
+
+// Paths that are no file at all get the same one line: the tool's name, the path, what is wrong.
+TEST_F(AnalyzerInput, MissingFilesAndDirectoriesAreRefusedInOneLine) {
+    const std::string missing = dir_ + "/no-such-trace.bin";
+    for (const auto& [path, what] : std::vector<std::pair<std::string, std::string>>{
+             {missing, "cannot open: No such file or directory"},
+             {dir_, "not a regular file (a trace is read from a file, not a pipe or device)"}}) {
+        ReportRun r = run_report({path});
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_EQ(r.err, "gpuleak-report: " + path + ": " + what + "\n");
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+    // Next to a readable trace: that one is still reported, the missing one named, exit 2.
+    std::string good = dir_ + "/good.bin";
+    write_file(good, valid_prefix().bytes());
+    ReportRun r = run_report({good, missing, "--format", "json"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "gpuleak-report: " + missing + ": cannot open: No such file or directory\n");
+    Json j = Json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
 }
 
 TEST_F(AnalyzerInput, DamagedBlocksEndTheReadablePrefixWithAWarning) {
     std::string prefix = valid_prefix().bytes();
     auto tail = [](const std::function<void(format::BlockHeader&)>& tweak, bool zstd = false) {
-        TraceBuilder t = valid_prefix();
-        t.block(1, 1, alloc_record(5, 0x20000, 8192), zstd, tweak);
+        HostileTrace t = valid_prefix();
+        t.block(1, 1, zstd ? alloc_records(0x20000, 8192, 32) : alloc_record(5, 0x20000, 8192),
+                zstd, tweak);
         return t.bytes();
     };
     check_warns("oversized-block", tail([](auto& h) { h.stored_size = h.raw_size = 2u << 20; }),
@@ -199,7 +221,7 @@ TEST_F(AnalyzerInput, DamagedBlocksEndTheReadablePrefixWithAWarning) {
                 "cut short");
     check_warns("zstd-lies", tail([](auto& h) { h.raw_size += 7; }, true), "decompress");
     check_warns("zstd-garbage",
-                TraceBuilder(valid_prefix())
+                HostileTrace(valid_prefix())
                     .raw("")
                     .block(1, 1, std::string(64, '\x33'), false,
                            [](auto& h) {
@@ -261,7 +283,7 @@ TEST_F(AnalyzerInput, HostileRecordsInValidBlocksAreReportedNotTrusted) {
          "bad address space"},
     };
     for (const Case& c : cases) {
-        TraceBuilder t = valid_prefix();
+        HostileTrace t = valid_prefix();
         t.block(2, 0, c.payload);
         check_warns(c.name, t.bytes(), c.warning);
     }
@@ -269,7 +291,7 @@ TEST_F(AnalyzerInput, HostileRecordsInValidBlocksAreReportedNotTrusted) {
 
 TEST_F(AnalyzerInput, InconsistentButWellFormedRecordsGiveAReport) {
     // A command line that is not UTF-8 (it reaches the JSON as the report's "command").
-    TraceBuilder t;
+    HostileTrace t;
     t.block(0, 0, records([](Encoder& e) {
                 e.tag(Tag::Process), e.varint(4242), e.varint(1), e.varint(0);
                 e.string("/usr/bin/hostile");
@@ -313,7 +335,7 @@ TEST_F(AnalyzerInput, InconsistentButWellFormedRecordsGiveAReport) {
 // Holes in a thread's block numbers: blocks that were never written (a writer that lost one, a
 // file edited by hand). The report counts what is there and says how much is not.
 TEST_F(AnalyzerInput, MissingBlocksOfAThreadAreNamedInAWarning) {
-    TraceBuilder t;
+    HostileTrace t;
     t.block(0, 0, process_record());
     for (uint64_t sequence : {0, 1, 3, 6})
         t.block(1, sequence, alloc_record(1, 0x10000 + sequence * 0x1000, 4096));
@@ -328,7 +350,7 @@ TEST_F(AnalyzerInput, MissingBlocksOfAThreadAreNamedInAWarning) {
     EXPECT_NE(all.find("3 block(s) of 1 thread(s) are missing"), std::string::npos) << all;
 
     // The same blocks without the holes: no such warning.
-    TraceBuilder whole;
+    HostileTrace whole;
     whole.block(0, 0, process_record());
     for (uint64_t sequence : {0, 1, 2})
         whole.block(1, sequence, alloc_record(1, 0x10000 + sequence * 0x1000, 4096));
@@ -339,7 +361,7 @@ TEST_F(AnalyzerInput, MissingBlocksOfAThreadAreNamedInAWarning) {
 
 // Ids far apart in one thread: a table indexed by id must not grow with the ids' values.
 TEST_F(AnalyzerInput, SparseIdsCannotMakeTheReaderAllocateWithoutBound) {
-    TraceBuilder t = valid_prefix();
+    HostileTrace t = valid_prefix();
     t.block(4, 0, records([](Encoder& e) {
                 for (uint64_t i = 1; i <= 40000; ++i) {
                     e.tag(Tag::StackNode), e.varint(i * 65535), e.varint(0), e.varint(0x1000 + i);

@@ -1,7 +1,9 @@
 /* liblate_free.so: allocates a buffer in its constructor and frees it in its destructor. A linked
- * library's destructors run after the preload's (reference pitfall 11). Allocating before main also
- * initializes the fake driver's state early enough to still be alive then: state first touched
- * during main would be destroyed with main's atexit handlers, before any library destructor. */
+ * library's destructors run after the preload's (libraries are finalized in the reverse order of
+ * their initialization, and an LD_PRELOAD library is initialized after the program's dependencies).
+ * Allocating before main also initializes the fake driver's state early enough to still be alive
+ * then: state first touched during main would be destroyed with main's atexit handlers, before any
+ * library destructor. */
 #include "app_check.h"
 
 #include <cuda.h>

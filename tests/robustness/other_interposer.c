@@ -5,7 +5,7 @@
  *    handle of libcuda.so.1 when the driver is not in the global scope;
  *  - libother_dlsym_interposer.so (HOOK_DLSYM) behaves like HAMi-core: it also replaces dlsym (its
  *    own wrappers for those names, everything else to the real dlsym found with dlvsym, which skips
- *    any other unversioned dlsym: reference pitfall 15) and forwards to the functions of its own
+ *    any other unversioned dlsym, gpuleak's included) and forwards to the functions of its own
  *    libcuda.so.1 handle, never to the next interposer. */
 #define _GNU_SOURCE
 #include <cuda.h>

@@ -107,7 +107,8 @@ TEST(Process, LibcudaClosedAndReopenedMidRun) {
 // orders, on the three ways to the driver. Each combination is compared with gpuleak alone and with
 // the other interposer alone. The supported order is gpuleak first (docs/reliability.md, "Other
 // interposers"): then gpuleak's report is complete and a plain interposer sees exactly what it sees
-// alone; a HAMi-style one, which replaces dlsym too, no longer sees dlsym lookups (pitfall 15).
+// alone; a HAMi-style one, which replaces dlsym too, no longer sees dlsym lookups (it finds the
+// real dlsym with dlvsym, which skips every other unversioned dlsym, gpuleak's included).
 struct InterposerCase {
     const char* library;
     bool gpuleak_first;

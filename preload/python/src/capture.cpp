@@ -9,7 +9,7 @@
 #include "object_read.h"
 #include "python_stack.h"
 #include "runtime.h"
-#include "spin_lock.h"
+#include "support/spin_lock.h"
 #include "warnings.h"
 
 namespace gpuleak::python {

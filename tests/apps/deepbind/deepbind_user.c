@@ -1,6 +1,7 @@
 /* The library path_deepbind loads with RTLD_DEEPBIND. With DEEPBIND, this library's own reference
  * to dlsym binds to libc's before any preload's, so a tracer that only hooks dlsym never sees these
- * lookups unless it clears RTLD_DEEPBIND in its dlopen hook (reference path 9). */
+ * lookups unless it clears RTLD_DEEPBIND in its dlopen hook (escape path 9 of
+ * tests/apps/EXPECTED.md). */
 #include "deepbind_user.h"
 
 #include "app_check.h"

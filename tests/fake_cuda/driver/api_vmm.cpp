@@ -1,6 +1,6 @@
-// Exported entry points for virtual memory management. cudart never calls these (reference fact
-// 2), so they are reached only by applications and libraries such as NCCL or PyTorch's expandable
-// segments.
+// Exported entry points for virtual memory management. cudart never calls these (its handshake,
+// runtime/real_cudart13_handshake.txt, never asks for them), so they are reached only by
+// applications and libraries such as NCCL or PyTorch's expandable segments.
 #include "call_log.hpp"
 #include "call_names.hpp"
 #include "device_state.hpp"

@@ -3,9 +3,10 @@
 //
 // Every ordinary answer is an exported function, so dladdr() names it exactly. The one exception is
 // the self-query ("cuGetProcAddress", 11030 | 12000): like the real driver, it answers with a
-// separate, non-exported resolver, and cudart 13 sends all its later queries there (reference
-// fact 1). A tracer that wraps only the dlsym'd resolver therefore misses them, and the separate
-// counters "resolver_self_v1" / "resolver_self_v2" let a test prove which resolver was used.
+// separate, non-exported resolver, and cudart 13 sends all its later queries there
+// (runtime/real_cudart13_handshake.txt). A tracer that wraps only the dlsym'd resolver therefore
+// misses them, and the separate counters "resolver_self_v1" / "resolver_self_v2" let a test prove
+// which resolver was used.
 #include "call_log.hpp"
 #include "call_names.hpp"
 

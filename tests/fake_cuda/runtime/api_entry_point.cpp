@@ -1,6 +1,6 @@
 // cudaGetDriverEntryPoint[ByVersion][_ptsz]: forwarded to the resolver cudart stored from the
-// ("cuGetProcAddress", 12000) self-query, as the real runtime does (reference path 6), so a tracer
-// that wrapped that resolver also covers these.
+// ("cuGetProcAddress", 12000) self-query, as the real runtime does (real_cudart13_handshake.txt),
+// so a tracer that wrapped that resolver also covers these.
 #include "invoke.hpp"
 
 namespace {

@@ -75,7 +75,8 @@ cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
     if (ptr == nullptr) return finish(cudaErrorInvalidValue);
-    // cudart 13 never queries cuMemAllocHost (reference fact 2): cudaMallocHost is cuMemHostAlloc.
+    // cudart 13 never queries cuMemAllocHost (real_cudart13_handshake.txt): cudaMallocHost is
+    // cuMemHostAlloc.
     return finish(invoke(&DriverTable::cuMemHostAlloc, ptr, size, 0U));
 }
 

@@ -1,5 +1,5 @@
-// The runtime's only connection to the driver, obtained exactly as cudart 13 does (reference fact
-// 1, and runtime/real_cudart13_handshake.txt):
+// The runtime's only connection to the driver, obtained exactly as cudart 13 does (as recorded from
+// the real library in runtime/real_cudart13_handshake.txt):
 //   dlopen("libcuda.so.1", RTLD_NOW); one dlsym(h, "cuGetProcAddress_v2");
 //   through that pointer: the probe ("", 0, 0), "cuInit"/2000, "cuGetProcAddress"/11030 and /12000;
 //   every later query through the pointer returned for ("cuGetProcAddress", 12000);

@@ -1,7 +1,7 @@
-// Checks the fake driver's cuGetProcAddress against the routing rules of cudaTypedefs.h and the
-// reference (cuda-interception.md): every ordinary answer is the exported variant dlsym() finds
-// under that exact name; the self-query answers are distinct, non-exported resolvers with their
-// own counters.
+// Checks the fake driver's cuGetProcAddress against the routing rules of cudaTypedefs.h and what
+// the real driver answers (runtime/real_cudart13_handshake.txt): every ordinary answer is the
+// exported variant dlsym() finds under that exact name; the self-query answers are distinct,
+// non-exported resolvers with their own counters.
 #include "../driver/cuda_api.hpp"
 #include "fakecuda.h"
 #include "selftest.hpp"

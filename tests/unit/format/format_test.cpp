@@ -7,74 +7,72 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "gpuleak/format/encoder.h"
 #include "gpuleak/format/reader.h"
+#include "gpuleak/format/writer.h"
 
 namespace gpuleak::format {
 namespace {
 
+// A trace file written through format's TraceWriter (raw blocks, so tests can damage payload bytes
+// at known offsets).
 class TempTrace {
 public:
     TempTrace()
         : path_(std::filesystem::temp_directory_path() /
-                ("format_test_" + std::to_string(counter_++) + ".bin")) {}
+                ("format_test_" + std::to_string(getpid()) + "_" + std::to_string(counter_++) +
+                 ".bin")),
+          writer_(sink_, {.compress = false}) {}
     ~TempTrace() { std::filesystem::remove(path_); }
     std::string path() const { return path_.string(); }
 
     void header(uint32_t version = kFormatVersion) {
-        FileHeader h{};
-        std::memcpy(h.magic, kFileMagic, sizeof h.magic);
-        h.version = version;
-        h.header_size = sizeof h;
-        append(&h, sizeof h);
+        if (version == kFormatVersion) {
+            ASSERT_EQ(writer_.start().kind, WriteStatus::Written);
+        } else {
+            FileHeader h = file_header(version);
+            Piece piece{&h, sizeof h};
+            ASSERT_EQ(sink_.append(&piece, 1), 0);
+        }
+        save();
     }
     void block(uint32_t thread, uint64_t sequence, uint64_t first_ts,
                const std::vector<uint8_t>& payload) {
-        BlockHeader h{};
-        h.stored_size = h.raw_size = static_cast<uint32_t>(payload.size());
-        h.thread_index = thread;
-        h.sequence = sequence;
-        h.first_ts = first_ts;
-        h.last_ts = first_ts + 1000;
-        seal_block_header(h, payload.data());
-        append(&h, sizeof h);
-        append(payload.data(), payload.size());
+        BlockMeta meta{thread, sequence, first_ts, first_ts + 1000};
+        ASSERT_EQ(
+            writer_.write_block(meta, payload.data(), static_cast<uint32_t>(payload.size())).kind,
+            WriteStatus::Written);
+        save();
     }
     void append(const void* data, size_t n) {
-        std::FILE* f = std::fopen(path().c_str(), "ab");
-        std::fwrite(data, 1, n, f);
-        std::fclose(f);
+        Piece piece{data, n};
+        ASSERT_EQ(sink_.append(&piece, 1), 0);
+        save();
     }
     void truncate(uintmax_t size) { std::filesystem::resize_file(path_, size); }
     uintmax_t size() const { return std::filesystem::file_size(path_); }
 
 private:
+    void save() {
+        std::FILE* f = std::fopen(path().c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        std::fwrite(sink_.bytes().data(), 1, sink_.bytes().size(), f);
+        std::fclose(f);
+    }
     static inline int counter_ = 0;
     std::filesystem::path path_;
+    MemorySink sink_;
+    TraceWriter writer_;
 };
 
 std::vector<uint8_t> alloc_payload(uint64_t address, uint64_t size) {
     std::vector<uint8_t> buf(256);
     Encoder e(buf.data(), buf.data() + buf.size());
-    e.tag(Tag::StackNode);
-    e.varint(1);
-    e.varint(0);
-    e.varint(0x401234);
-    e.tag(Tag::Alloc);
-    e.varint(5); // dt
-    e.varint(static_cast<uint64_t>(Api::cudaMalloc));
-    e.varint(static_cast<uint64_t>(MemKind::Device));
-    e.svarint(-1);
-    e.varint(address);
-    e.varint(size);
-    e.varint(1);
-    e.varint(0);
-    e.tag(Tag::Free);
-    e.varint(7);
-    e.varint(static_cast<uint64_t>(Api::cuMemFree_v2));
-    e.varint(static_cast<uint64_t>(Space::Device));
-    e.varint(address);
-    e.svarint(0);
+    put::stack_node(e, 1, 0, 0x401234);
+    put::alloc(e, 5, Api::cudaMalloc, MemKind::Device, -1, address, size, 1, 0);
+    put::free(e, 7, Api::cuMemFree_v2, Space::Device, address, 0);
     buf.resize(static_cast<size_t>(e.position() - buf.data()));
     return buf;
 }
@@ -84,9 +82,7 @@ TEST(Varint, RoundTripsExtremes) {
         // A Capped record carries one plain varint: decode v through it.
         uint8_t rec[kMaxVarintBytes * 2 + 2];
         Encoder r(rec, rec + sizeof rec);
-        r.tag(Tag::Capped);
-        r.varint(0);
-        r.varint(v);
+        put::capped(r, 0, v);
         RecordCursor cursor(rec, r.position(), 0);
         Record out;
         ASSERT_TRUE(cursor.next(out));

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +41,7 @@ struct Record {
     int64_t result = 0;
     uint64_t free_bytes = 0; // 0 = unknown, else value + 1
     uint64_t total_bytes = 0;
-    uint64_t count = 0;         // TraceEnd: dropped events; Capped: bytes written
+    uint64_t count = 0;         // Capped: bytes written; PyInfo: version
     uint64_t id = 0;            // StackNode / PyStackNode
     uint64_t parent = 0;        // StackNode / PyStackNode
     uint64_t ip = 0;            // StackNode; PyStackNode: code id
@@ -100,6 +99,8 @@ public:
 
     // Opens and checks the header. On failure returns false and error() says what is wrong.
     bool open(const std::string& path);
+    // The same for a trace held in memory (a test's TraceBuilder output).
+    bool open_memory(std::vector<uint8_t> bytes);
     // Reads every block header, verifying checksums, up to the first damaged block.
     void index_blocks();
     const std::vector<BlockRef>& blocks() const { return blocks_; }
@@ -112,7 +113,12 @@ public:
     bool load(const BlockRef& block, std::vector<uint8_t>& payload);
 
 private:
-    std::FILE* file_ = nullptr;
+    bool check_header();
+    // Reads exactly n bytes at `offset` of the file or the memory image.
+    bool read_at(uint64_t offset, void* out, size_t n);
+
+    int fd_ = -1;
+    std::vector<uint8_t> memory_; // the trace, when opened with open_memory
     ZSTD_DCtx_s* zstd_ = nullptr; // one decompression context for every block
     uint64_t file_size_ = 0;
     uint32_t header_size_ = 0;

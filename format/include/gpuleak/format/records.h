@@ -59,7 +59,7 @@ enum class Tag : uint8_t {
     VmmMap = 10,      // dt, address, size, offset, handle
     VmmUnmap = 11,    // dt, address, size
     Marker = 12,      // dt, name
-    TraceEnd = 13,    // dt, dropped_events
+    TraceEnd = 13,    // dt, reserved (written as 0, ignored)
     PyCode = 14,      // code_id, filename, qualname, firstlineno, linetable(bytes)
     PyStackNode = 15, // id, parent, code_id, s:byte_offset, is_entry (ids per thread, own sequence)
     Capped = 16,      // dt, bytes_written

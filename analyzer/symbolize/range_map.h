@@ -6,10 +6,11 @@
 
 namespace gpuleak::analyzer {
 
-// Non-overlapping half-open address ranges, each mapped to a value. A new range takes over whatever
-// part of older ranges it overlaps: a library loaded after a dlclose may reuse the addresses of the
-// one before it, and the newer mapping is the one later stacks refer to.
-template <typename Value> class AddressMap {
+// Non-overlapping half-open address ranges, each mapped to a value: the symbolizer's modules (not
+// analysis/address_map.h, which maps single addresses). A new range takes over whatever part of
+// older ranges it overlaps: a library loaded after a dlclose may reuse the addresses of the one
+// before it, and the newer mapping is the one later stacks refer to.
+template <typename Value> class RangeMap {
 public:
     void assign(uint64_t begin, uint64_t end, Value value) {
         if (begin >= end) return;

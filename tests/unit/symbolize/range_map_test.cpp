@@ -1,17 +1,17 @@
-#include "symbolize/address_map.h"
+#include "symbolize/range_map.h"
 
 #include <gtest/gtest.h>
 
 namespace gpuleak::analyzer {
 namespace {
 
-int at(const AddressMap<int>& map, uint64_t addr) {
+int at(const RangeMap<int>& map, uint64_t addr) {
     const int* v = map.find(addr);
     return v != nullptr ? *v : 0;
 }
 
-TEST(AddressMap, HalfOpenRanges) {
-    AddressMap<int> map;
+TEST(RangeMap, HalfOpenRanges) {
+    RangeMap<int> map;
     map.assign(0x100, 0x200, 1);
     EXPECT_EQ(at(map, 0xff), 0);
     EXPECT_EQ(at(map, 0x100), 1);
@@ -19,8 +19,8 @@ TEST(AddressMap, HalfOpenRanges) {
     EXPECT_EQ(at(map, 0x200), 0);
 }
 
-TEST(AddressMap, NewRangeSplitsAnOlderOneItFallsInside) {
-    AddressMap<int> map;
+TEST(RangeMap, NewRangeSplitsAnOlderOneItFallsInside) {
+    RangeMap<int> map;
     map.assign(0x100, 0x400, 1);
     map.assign(0x200, 0x300, 2);
     EXPECT_EQ(at(map, 0x1ff), 1);
@@ -31,8 +31,8 @@ TEST(AddressMap, NewRangeSplitsAnOlderOneItFallsInside) {
     EXPECT_EQ(map.size(), 3u);
 }
 
-TEST(AddressMap, NewRangeTrimsAndSwallowsOlderOnes) {
-    AddressMap<int> map;
+TEST(RangeMap, NewRangeTrimsAndSwallowsOlderOnes) {
+    RangeMap<int> map;
     map.assign(0x100, 0x200, 1);
     map.assign(0x200, 0x280, 2);
     map.assign(0x280, 0x400, 3);
@@ -45,8 +45,8 @@ TEST(AddressMap, NewRangeTrimsAndSwallowsOlderOnes) {
     EXPECT_EQ(map.size(), 3u);
 }
 
-TEST(AddressMap, SameRangeAgainReplacesTheValue) {
-    AddressMap<int> map;
+TEST(RangeMap, SameRangeAgainReplacesTheValue) {
+    RangeMap<int> map;
     map.assign(0x100, 0x200, 1);
     map.assign(0x100, 0x200, 2);
     EXPECT_EQ(at(map, 0x150), 2);

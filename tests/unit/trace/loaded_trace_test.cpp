@@ -1,0 +1,66 @@
+// The analyzer's two passes over traces built in memory (format/trace_builder.h), no file and no
+// process involved: definitions merged across threads, events merged by time.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "gpuleak/format/trace_builder.h"
+#include "trace/event_stream.h"
+#include "trace/loaded_trace.h"
+
+namespace gpuleak::analyzer {
+namespace {
+
+using format::ThreadRef;
+using format::TraceBuilder;
+
+TEST(LoadedTrace, ReadsATraceBuiltInMemory) {
+    TraceBuilder b;
+    b.process({.pid = 99, .exe = "/usr/bin/x", .argv = {"x", "--y"}});
+    ThreadRef main = b.thread(100, "main");
+    ThreadRef worker = b.thread(101, "worker");
+    // The same call path in both threads: one process-wide node per frame.
+    uint64_t a = b.stack(main, {0x1003, 0x1002, 0x1001});
+    uint64_t w = b.stack(worker, {0x1003, 0x1002, 0x1001});
+    uint64_t other = b.stack(worker, {0x2000, 0x1001});
+    b.alloc(main, 10, 0xa0, 100, a);
+    b.alloc(worker, 10, 0xb0, 200, w); // the same time: the lower thread index comes first
+    b.marker(main, 15);
+    b.free(main, 20, 0xa0);
+    b.alloc(worker, 25, 0xc0, 300, other);
+    b.end(30);
+
+    LoadedTrace t;
+    std::string error;
+    ASSERT_TRUE(load_trace("built", b.bytes(), t, error)) << error;
+    EXPECT_TRUE(t.warnings.empty());
+    EXPECT_TRUE(t.clean_end);
+    EXPECT_EQ(t.process.pid, 99u);
+    EXPECT_EQ(t.process.command(), "x --y");
+    EXPECT_EQ(t.native_nodes.size(), 5u); // root, 0x1001, 0x1002, 0x1003, 0x2000
+    EXPECT_EQ(t.native_node(main.index, a), t.native_node(worker.index, w));
+    EXPECT_NE(t.native_node(worker.index, other), t.native_node(worker.index, w));
+    ASSERT_EQ(t.markers.size(), 1u);
+    EXPECT_EQ(t.markers[0].ts, 15u);
+
+    std::vector<std::pair<uint32_t, uint64_t>> order; // (thread, ts)
+    ASSERT_TRUE(
+        for_each_event(t, [&](const Event& e) { order.emplace_back(e.thread, e.record->ts); }));
+    EXPECT_EQ(order, (std::vector<std::pair<uint32_t, uint64_t>>{{main.index, 10},
+                                                                 {worker.index, 10},
+                                                                 {main.index, 15},
+                                                                 {main.index, 20},
+                                                                 {worker.index, 25}}));
+    EXPECT_THROW(b.alloc(main, 19, 0xd0, 1), std::invalid_argument); // a thread's time goes on
+}
+
+TEST(LoadedTrace, RefusesAnEmptyTraceInMemoryWithTheReadersMessage) {
+    TraceBuilder b;
+    LoadedTrace t;
+    std::string error;
+    EXPECT_FALSE(load_trace("empty", b.bytes(), t, error));
+    EXPECT_NE(error.find("holds no data"), std::string::npos) << error;
+}
+
+} // namespace
+} // namespace gpuleak::analyzer
