@@ -4,7 +4,7 @@
 //                 its iterations never drops to what the first third reached, in at least three
 //                 steps, and a line fits the counts: R^2 = confidence) and most of it is still held
 //                 when the program's teardown begins: bytes per iteration is the line's slope;
-//   accumulation  the same rise, or a rise over at least kAccumulationSteps iterations in a row,
+//   accumulation  the same rise, or kAccumulationSteps rises in a row (seven iterations or more),
 //                 then released before the teardown (a list filled through an epoch and cleared
 //                 after it): bounded by the loop's length, which is what makes a long epoch die;
 //   growth        the count stays bounded but the bytes rise the same way: sizes grow;
@@ -29,7 +29,7 @@
 
 namespace gpuleak::analyzer {
 
-inline constexpr size_t kAccumulationSteps = 8;
+inline constexpr size_t kAccumulationSteps = 6;
 
 struct Judgement {
     Verdict verdict = Verdict::None;

@@ -83,6 +83,8 @@ void LoopLifetimes::on_alloc(Allocation& a) {
     a.iteration = iteration(p.loop);
     if (p.first_iteration < 0) p.first_iteration = a.iteration;
     p.allocations += 1;
+    if (a.iteration != p.last_birth) p.last_birth = a.iteration, p.live_born_last = 0;
+    p.live_born_last += 1;
     p.live_count += 1;
     p.live_bytes += a.size;
     touch(p, a.slot);
@@ -95,6 +97,7 @@ void LoopLifetimes::on_free(const Allocation& a, uint64_t, bool) {
     bool cut_short = p.loop >= 0 && ended_[p.loop] && loops_.loops[p.loop].runs_to_end &&
                      a.iteration == loops_.loops[p.loop].iterations();
     if (iteration(p.loop) > a.iteration && !cut_short) p.outlived += 1;
+    if (a.iteration == p.last_birth) p.live_born_last -= 1;
     p.live_count -= 1;
     p.live_bytes -= a.size;
     touch(p, a.slot);
@@ -104,9 +107,13 @@ void LoopLifetimes::finish(uint64_t end_ts, Report& report) {
     on_time(~0ull);
     if (!teardown_taken_) take_teardown();
     (void)end_ts;
-    // Never freed: the end of the trace ended their iteration too.
-    for (SiteLoopStats& p : pairs_)
-        p.outlived += p.live_count;
+    // Never freed: the end of the trace ended their iteration too, unless that iteration is the
+    // one the program's end cut short (an OOM that ends the program mid-iteration).
+    for (SiteLoopStats& p : pairs_) {
+        bool cut_short = p.loop >= 0 && loops_.loops[p.loop].runs_to_end &&
+                         p.last_birth == loops_.loops[p.loop].iterations();
+        p.outlived += p.live_count - (cut_short ? p.live_born_last : 0);
+    }
     decide_verdicts(pairs_, loops_, report);
 }
 

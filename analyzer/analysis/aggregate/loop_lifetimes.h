@@ -25,6 +25,9 @@ struct SiteLoopStats {
     // the previous sample (or 0) left it. Values hold until the next sample.
     std::vector<IterationSample> series;
     bool changed = false;
+    // Live allocations born in the latest iteration it allocated in (`last_birth`).
+    uint32_t last_birth = 0;
+    uint64_t live_born_last = 0;
     uint64_t teardown_count = 0, teardown_bytes = 0; // live when the teardown began
 };
 
