@@ -14,9 +14,12 @@
 // function, model/source_files.h); where it is not, both are counted.
 //
 // A loop is the place the back edges return to (its head: a call position in one activation chain
-// of one thread); its body reaches from the head to the furthest position a back edge came from.
-// Each entry into the head starts an iteration, whether from before the loop or through a back
-// edge. An allocation belongs to the innermost loop whose body holds one of its frames.
+// of one thread) and, where the source shows it, the loop statement both ends of its back edges
+// sit in: nested loops whose first allocation is the same are told apart so. Its body reaches
+// from the head to the furthest position a back edge came from. Each entry into the head starts
+// an iteration: through its own back edge, or from outside, which also begins a run (as an outer
+// loop's back edge does for the loops nested in it). An allocation belongs to the innermost loop
+// whose body holds one of its frames.
 //
 // Marked iterations take precedence: markers (gpuleak_mark_iteration, NVTX ranges), one loop per
 // name, and --iteration-site FILE:LINE (each one a loop whose iterations start at the allocations
@@ -45,10 +48,13 @@ struct Loop {
     int loop_line = 0;            // the for/while line, where the source shows it
     std::vector<uint64_t> starts; // iteration start times (ns), ascending; iteration k starts at
                                   // starts[k-1]
-    uint64_t end_ts = 0;          // end of its last iteration
-    bool runs_to_end = false;     // never left before the trace ended (teardown in its last
-                                  // iteration)
-    uint64_t allocations = 0;     // allocations of its body
+    // The iterations (1-based) entered from outside the loop, not through its own back edge:
+    // each begins a run (the inner loop of each outer iteration). Always holds 1.
+    std::vector<uint32_t> run_starts;
+    uint64_t end_ts = 0;      // end of its last iteration
+    bool runs_to_end = false; // never left before the trace ended (teardown in its last
+                              // iteration)
+    uint64_t allocations = 0; // allocations of its body
     uint32_t iterations() const { return static_cast<uint32_t>(starts.size()); }
 };
 

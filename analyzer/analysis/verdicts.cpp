@@ -67,12 +67,16 @@ bool keeps_rising(const std::vector<double>& y) {
 
 // A stretch of iterations in which the count only rose, at least kAccumulationSteps times, and
 // that was then released (to a quarter of its top or less) within the loop or by the teardown.
+// A stretch over several runs of the loop (an inner loop, run once per outer iteration) rose once
+// per run at most: what it kept was released every few outer iterations, a sawtooth of the outer
+// loop, unless it spans kAccumulationSteps runs too.
 struct Rise {
     size_t from = 0, to = 0; // [from, to) in the series
     double top = 0;
 };
 
-bool released_rise(const std::vector<double>& counts, double teardown_count, Rise& found) {
+bool released_rise(const std::vector<double>& counts, double teardown_count,
+                   const std::vector<uint32_t>& run_starts, uint32_t first, Rise& found) {
     size_t start = 0;
     size_t rises = 0;
     for (size_t i = 1; i <= counts.size(); ++i) {
@@ -83,6 +87,10 @@ bool released_rise(const std::vector<double>& counts, double teardown_count, Ris
         }
         double top = counts[i - 1];
         double after = end ? teardown_count : counts[i];
+        size_t runs = 1; // iterations first+start .. first+i-1
+        for (uint32_t r : run_starts)
+            runs += r > first + start && r <= first + i - 1;
+        if (runs > 1) rises = std::min(rises, runs - 1);
         if (rises >= kAccumulationSteps && after * 4 <= top) {
             found = {start, i, top};
             return true;
@@ -142,7 +150,8 @@ Judgement judge(const SiteLoopStats& p, const Loop& loop, uint32_t warmup) {
         if (!kept)
             j.accumulated_bytes =
                 static_cast<uint64_t>(*std::max_element(bytes.begin(), bytes.end()));
-    } else if (released_rise(counts, static_cast<double>(p.teardown_count), rise)) {
+    } else if (released_rise(counts, static_cast<double>(p.teardown_count), loop.run_starts, first,
+                             rise)) {
         Fit f = fit_line(bytes, rise.from, rise.to);
         j.verdict = Verdict::Accumulation;
         j.growth_bytes_per_iteration = f.slope;

@@ -130,8 +130,21 @@ const std::string& SourceFiles::line(const std::string& file, int line) {
     return static_cast<size_t>(line) <= f.trimmed.size() ? f.trimmed[line - 1] : none;
 }
 
+namespace {
+
+LoopStatement from_chain(std::vector<int> chain) {
+    LoopStatement s;
+    s.context = chain.empty() ? LoopContext::NotInLoop : LoopContext::InLoop;
+    s.line = chain.empty() ? 0 : chain.front();
+    s.chain = std::move(chain);
+    return s;
+}
+
+} // namespace
+
 LoopStatement SourceFiles::python_loop(const File& f, int line) const {
-    if (has_comprehension(f.trimmed[line - 1])) return {LoopContext::InLoop, line};
+    std::vector<int> chain;
+    if (has_comprehension(f.trimmed[line - 1])) chain.push_back(line);
     int threshold = indentation(f.raw[line - 1]);
     for (int j = line - 1; j >= 1; --j) {
         const std::string& t = f.trimmed[j - 1];
@@ -141,12 +154,12 @@ LoopStatement SourceFiles::python_loop(const File& f, int line) const {
         threshold = indent;
         if (starts_with_word(t, "for") || starts_with_word(t, "while") ||
             t.rfind("async for ", 0) == 0)
-            return {LoopContext::InLoop, j};
+            chain.push_back(j);
         if (starts_with_word(t, "def") || starts_with_word(t, "class") ||
             t.rfind("async def ", 0) == 0)
-            return {LoopContext::NotInLoop, 0};
+            break;
     }
-    return {LoopContext::NotInLoop, 0};
+    return from_chain(std::move(chain));
 }
 
 LoopStatement SourceFiles::c_loop(File& f, int line) {
@@ -165,14 +178,19 @@ LoopStatement SourceFiles::c_loop(File& f, int line) {
         return static_cast<int>(std::upper_bound(f.line_start.begin(), f.line_start.end(), offset) -
                                 f.line_start.begin());
     };
+    std::vector<int> chain;
+    auto add = [&](size_t at) {
+        int l = line_of(at);
+        if (chain.empty() || chain.back() != l) chain.push_back(l);
+    };
     size_t begin = f.line_start[line - 1], end = f.line_start[line];
     // A loop header on the line itself ("for (auto& a : acts) a = make();"), or the statement the
     // line belongs to starting with one (an unbraced loop body).
     size_t at = loop_keyword(code, begin, end);
-    if (at != std::string::npos) return {LoopContext::InLoop, line_of(at)};
+    if (at != std::string::npos) add(at);
     size_t start = statement_start(code, begin);
     at = loop_keyword(code, start, begin);
-    if (at != std::string::npos) return {LoopContext::InLoop, line_of(at)};
+    if (at != std::string::npos) add(at);
     // Then each enclosing block, outwards: a loop if the statement opening it has a loop keyword.
     int depth = 0;
     for (size_t i = start; i-- > 0;) {
@@ -185,11 +203,11 @@ LoopStatement SourceFiles::c_loop(File& f, int line) {
             }
             size_t head = statement_start(code, i);
             at = loop_keyword(code, head, i);
-            if (at != std::string::npos) return {LoopContext::InLoop, line_of(at)};
+            if (at != std::string::npos) add(at);
             i = head;
         }
     }
-    return {LoopContext::NotInLoop, 0};
+    return from_chain(std::move(chain));
 }
 
 LoopStatement SourceFiles::enclosing_loop(const std::string& file, int line, bool python) {

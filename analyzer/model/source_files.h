@@ -14,16 +14,17 @@ enum class LoopContext { InLoop, NotInLoop, Unknown };
 
 struct LoopStatement {
     LoopContext context = LoopContext::Unknown;
-    int line = 0; // the `for` / `while` line when InLoop
+    int line = 0;           // the innermost `for` / `while` line when InLoop
+    std::vector<int> chain; // every enclosing loop statement's line, innermost first
 };
 
 class SourceFiles {
 public:
     // The line without surrounding blanks; "" when unknown.
     const std::string& line(const std::string& file, int line);
-    // Whether `line` is inside a for/while/do loop (or a comprehension) of the code around it:
-    // Python by indentation up to the enclosing def; C and C++ by the enclosing blocks and
-    // statements, comments and literals ignored.
+    // Whether `line` is inside a for/while/do loop (or a comprehension) of the code around it,
+    // and which loops enclose it: Python by indentation up to the enclosing def; C and C++ by the
+    // enclosing blocks and statements, comments and literals ignored.
     LoopStatement enclosing_loop(const std::string& file, int line, bool python);
 
 private:

@@ -22,7 +22,7 @@ import re
 import shutil
 import sys
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 DEFAULT_SEED = 1207
 VERDICTS = ("leak", "accumulation", "growth", "retained", "transient")
 # The annotation at the end of a line, as run_corpus.py reads it.
@@ -191,7 +191,12 @@ def make_shape(rng, lang, p):
     # loop runs at least four capacities (periods) per thread.
     total = s.epochs * s.iterations
     s.capacity = rng.randint(2, max(2, min(8, total // 4)))
-    s.accum = rng.randint(2, max(2, min(6, total // 4)))
+    # A period is counted in iterations of the loop the pending outputs are made in: with
+    # repetitions per step (an inner loop, in a step function where its runs cannot be seen) a
+    # period of 6 steps x 3 repetitions is 18 iterations filled then released, which is what an
+    # epoch's accumulation looks like. A sawtooth stays under 7 of them (docs/loops-and-verdicts.md).
+    per_step = max(s.reps) if s.reps else 1
+    s.accum = rng.randint(2, max(2, min(6 // per_step, total // 4)))
     s.ranks = rng.randint(2, 4)
     s.ckpt = rsize(rng, 4 << 20, 64 << 20, 4096)
     s.fixed_kind = rng.choice(("a", "b"))
@@ -759,7 +764,8 @@ def py_pattern(e, p, s, N, leaky):
             e(d2, "loss = model(x)", "leak" if leaky else "retained")
             e(d2, "pending.append(loss)")
             py_noise_calls(e, d, s, "pattern")
-        e(d, "if (step + 1) % ACCUMULATE == 0:")
+        e(d, "if (%s + 1) %% ACCUMULATE == 0:" %
+          ("epoch * ITERATIONS + step" if s.epochs > 1 else "step"))
         e(d + 1, "total += optimizer_step(pending)")
         if not leaky:
             e(d + 1, "pending.clear()  # zero_grad")
@@ -1639,7 +1645,10 @@ def c_pattern(e, p, s, N, leaky):
             e(d, "micro_batch(step, tid);")
         else:
             body(d)
-        e(d, "if ((step + 1) % ACCUMULATE == 0) {")
+        # Counted over the whole run, not per epoch: a period that straddled an epoch would
+        # accumulate up to 2 x ACCUMULATE - 1 steps.
+        e(d, "if ((%s + 1) %% ACCUMULATE == 0) {" %
+          ("epoch * ITERATIONS + step" if s.epochs > 1 else "step"))
         e(d + 1, "TOTAL[tid] += optimizer_step(&PENDING[tid]);")
         if not leaky:
             e(d + 1, "zero_grad(&PENDING[tid]);")

@@ -107,12 +107,15 @@ void LoopLifetimes::finish(uint64_t end_ts, Report& report) {
     on_time(~0ull);
     if (!teardown_taken_) take_teardown();
     (void)end_ts;
-    // Never freed: the end of the trace ended their iteration too, unless that iteration is the
-    // one the program's end cut short (an OOM that ends the program mid-iteration).
+    // Never freed: the end of the trace ended their iteration too. Those of the iteration the
+    // program's end cut short (an OOM that ends it mid-iteration) are taken to share the fate
+    // of the iterations before: they count only where earlier ones outlived theirs.
     for (SiteLoopStats& p : pairs_) {
         bool cut_short = p.loop >= 0 && loops_.loops[p.loop].runs_to_end &&
                          p.last_birth == loops_.loops[p.loop].iterations();
-        p.outlived += p.live_count - (cut_short ? p.live_born_last : 0);
+        uint64_t in_cut = cut_short ? p.live_born_last : 0;
+        uint64_t before = p.live_count - in_cut;
+        p.outlived += before + (p.outlived + before > 0 ? in_cut : 0);
     }
     decide_verdicts(pairs_, loops_, report);
 }

@@ -2,6 +2,7 @@
 // and which loop holds a path. The source is replaced by a table of lines inside loop statements.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "analysis/loops.h"
@@ -12,6 +13,8 @@ namespace {
 struct Program {
     CallTree calls;
     std::set<std::pair<std::string, int>> loop_lines; // (function, line) inside a for/while
+    // Enclosing loop statements (innermost first) where more than the line before: nesting.
+    std::map<std::pair<std::string, int>, std::vector<int>> chains;
     bool source_known = true;
 
     // A path of (function, line) frames, outermost first; the line doubles as the position.
@@ -33,16 +36,19 @@ struct Program {
 
     static LoopStatement oracle(const CallNode& node, void* self) {
         auto* p = static_cast<Program*>(self);
-        if (!p->source_known) return {LoopContext::Unknown, 0};
+        if (!p->source_known) return {LoopContext::Unknown, 0, {}};
+        auto chain = p->chains.find({node.function_name, node.line});
+        if (chain != p->chains.end())
+            return {LoopContext::InLoop, chain->second.front(), chain->second};
         return p->loop_lines.count({node.function_name, node.line})
-                   ? LoopStatement{LoopContext::InLoop, node.line - 1}
-                   : LoopStatement{LoopContext::NotInLoop, 0};
+                   ? LoopStatement{LoopContext::InLoop, node.line - 1, {node.line - 1}}
+                   : LoopStatement{LoopContext::NotInLoop, 0, {}};
     }
 };
 
 TEST(LoopFinder, OneLoopWithTwoAllocationsPerIteration) {
     Program p;
-    p.loop_lines = {{"train", 11}, {"train", 12}};
+    p.chains = {{{"train", 11}, {10}}, {{"train", 12}, {10}}};
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto x = p.path({{"main", 50}, {"train", 11}});
     auto y = p.path({{"main", 50}, {"train", 12}});
@@ -119,9 +125,9 @@ TEST(LoopFinder, BranchesInsideALibraryAreOneCallNotALoop) {
 }
 
 TEST(LoopFinder, NestedLoopsEachGetTheirOwnIterations) {
-    // for fold: build() (line 3); for batch: step() (line 5)
+    // for fold (line 2): build() (line 3); for batch (line 4): step() (line 5)
     Program p;
-    p.loop_lines = {{"main", 3}, {"main", 5}};
+    p.chains = {{{"main", 3}, {2}}, {{"main", 5}, {4, 2}}};
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto build = p.path({{"main", 3}});
     auto step = p.path({{"main", 5}, {"step", 9}});
@@ -141,9 +147,38 @@ TEST(LoopFinder, NestedLoopsEachGetTheirOwnIterations) {
     EXPECT_EQ(loops[inner].iterations(), 24u);
 }
 
+TEST(LoopFinder, NestedLoopsWithTheSameFirstAllocationAreToldApartByTheirStatements) {
+    // for step (line 2): for rep (line 3): x (4), model(x) (5); noise (6)
+    Program p;
+    p.chains = {{{"main", 4}, {3, 2}}, {{"main", 5}, {3, 2}}, {{"main", 6}, {2}}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto x = p.path({{"main", 4}}), out = p.path({{"main", 5}}), noise = p.path({{"main", 6}});
+    uint64_t ts = 0;
+    for (int step = 0; step < 5; ++step) {
+        for (int rep = 0; rep < 3; ++rep) {
+            f.on_alloc(1, ts += 10, x);
+            f.on_alloc(1, ts += 10, out);
+        }
+        f.on_alloc(1, ts += 10, noise);
+    }
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 2u);
+    int64_t reps = f.loop_of(1, x), steps = f.loop_of(1, noise);
+    ASSERT_GE(reps, 0);
+    ASSERT_GE(steps, 0);
+    EXPECT_NE(reps, steps);
+    EXPECT_EQ(loops[reps].loop_line, 3);
+    EXPECT_EQ(loops[reps].iterations(), 15u);
+    // Each step's first repetition begins a run of the inner loop.
+    EXPECT_EQ(loops[reps].run_starts, (std::vector<uint32_t>{1, 4, 7, 10, 13}));
+    EXPECT_EQ(loops[steps].loop_line, 2);
+    EXPECT_EQ(loops[steps].iterations(), 5u);
+    EXPECT_EQ(f.loop_of(1, out), reps);
+}
+
 TEST(LoopFinder, ThreadsHaveTheirOwnLoops) {
     Program p;
-    p.loop_lines = {{"worker", 4}, {"worker", 5}};
+    p.chains = {{{"worker", 4}, {3}}, {{"worker", 5}, {3}}};
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto a = p.path({{"worker", 4}}), b = p.path({{"worker", 5}});
     uint64_t ts = 0;

@@ -147,6 +147,25 @@ TEST(Verdicts, SawtoothOfAFewIterationsIsRetained) {
     EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
 }
 
+// Micro-batches (an inner loop of 3) kept until the optimizer step every 4th outer iteration:
+// 12 rises of the inner loop in a row, but over 4 of its runs: a sawtooth of the outer loop.
+TEST(Verdicts, RiseOverAFewRunsOfAnInnerLoopIsRetained) {
+    Loop inner = make_loop(0, 1, 100, 100, 48, 4901, true);
+    for (uint32_t run = 1; run <= 48; run += 3)
+        inner.run_starts.push_back(run);
+    Program run(with({inner}, {{0, 0}}, 4900));
+    std::vector<uint64_t> pending;
+    for (int i = 0; i < 48; ++i) {
+        pending.push_back(run.alloc(100 + i * 100 + 1, 0));
+        if (i % 12 == 11) {
+            for (uint64_t k : pending)
+                run.free(100 + i * 100 + 50, k);
+            pending.clear();
+        }
+    }
+    EXPECT_EQ(run.finish(6000).sites[0].verdict, Verdict::Retained);
+}
+
 TEST(Verdicts, BoundedCacheAndTheLastLoopVariableAreRetained) {
     Program run(with({make_loop(0, 1, 100, 100, 30, 3101, true)}, {{0, 0}, {1, 0}}, 3100));
     std::vector<uint64_t> cache;
