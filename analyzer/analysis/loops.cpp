@@ -373,8 +373,18 @@ Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& option
         l.name = std::move(name);
         l.starts = std::move(starts);
         l.run_starts = {1};
-        l.end_ts = std::max(out.teardown_ts + 1, l.starts.back());
-        l.runs_to_end = true;
+        // Its last iteration lasts as long as a typical one (several marked loops one after
+        // another must not overlap), the program's teardown at the latest.
+        std::vector<uint64_t> gaps;
+        for (size_t i = 1; i < l.starts.size(); ++i)
+            gaps.push_back(l.starts[i] - l.starts[i - 1]);
+        uint64_t end = out.teardown_ts + 1;
+        if (!gaps.empty()) {
+            std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+            end = std::min(end, l.starts.back() + gaps[gaps.size() / 2]);
+        }
+        l.end_ts = std::max(end, l.starts.back());
+        l.runs_to_end = l.end_ts == out.teardown_ts + 1;
         out.loops.push_back(std::move(l));
     };
     std::map<std::string, std::vector<uint64_t>> by_name;

@@ -23,8 +23,9 @@
 //
 // Marked iterations take precedence: markers (gpuleak_mark_iteration, NVTX ranges), one loop per
 // name, and --iteration-site FILE:LINE (each one a loop whose iterations start at the allocations
-// passing through that line). They span every thread; an allocation made between the first and the
-// last of a marked loop's iterations belongs to it.
+// passing through that line). They span every thread; a site whose first allocation falls between
+// the start of a marked loop's first iteration and the end of its last (as long as its typical
+// iteration) belongs to it, to the one with more iterations where marked loops nest.
 #pragma once
 
 #include <cstdint>
