@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "analysis/report.h"
 #include "analysis/site_cache.h"
 #include "model/site_table.h"
 #include "trace/event_stream.h"
@@ -411,12 +412,6 @@ Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& option
     }
     return out;
 }
-
-} // namespace gpuleak::analyzer
-
-#include "analysis/report.h"
-
-namespace gpuleak::analyzer {
 
 std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& calls) {
     std::vector<LoopSummary> out;

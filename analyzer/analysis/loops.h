@@ -111,10 +111,6 @@ struct Loops {
 // One pass over the trace's events.
 Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& options);
 
-} // namespace gpuleak::analyzer
-
-namespace gpuleak::analyzer {
-
 struct LoopSummary;
 // What a report says of each loop: where its head is, its for/while line, iterations, span.
 std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& calls);
