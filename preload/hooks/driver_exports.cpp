@@ -1,5 +1,6 @@
-// Generated from driver_hook_list.h: the exported driver symbols (direct binding), a few extra
-// wrappers per hook for pointers the driver hands out at run time, and the routing between them.
+// Generated from GPULEAK_DRIVER_HOOKS (hook_list.h): the exported driver symbols (direct binding),
+// a few extra wrappers per hook for pointers the driver hands out at run time, and the routing
+// between them.
 //
 // Why slots: a resolver may hand out a different pointer for the same symbol than the exported
 // one (cudart's self-query resolver is an example). Each wrapper slot forwards to exactly one real
@@ -16,6 +17,8 @@
 #include "support/log.h"
 
 #define GPULEAK_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace gpuleak::cuda; // the exports below are declared at global scope, in CUDA's names
 
 namespace gpuleak::hooks {
 namespace {
@@ -69,9 +72,10 @@ template <DriverHook H, int S, typename... A> struct Slot<H, S, CUresult (*)(A..
 } // namespace
 } // namespace gpuleak::hooks
 
-// The exported symbols. Their signatures are checked by the compiler against cuda.h's declarations.
+// The exported symbols. Their types are the list's PFN types (cuda_api.h), which tests/cuda_api
+// checks against cudaTypedefs.h.
 #define GPULEAK_EXPORT_HOOK(sym, pfn, qn, minv, maxv, params, args)                                \
-    GPULEAK_EXPORT CUresult CUDAAPI sym params {                                                   \
+    GPULEAK_EXPORT CUresult sym params {                                                           \
         return gpuleak::hooks::Slot<gpuleak::hooks::DriverHook::sym, 0, pfn>::call args;           \
     }                                                                                              \
     static_assert(std::is_same_v<decltype(&sym), pfn>, #sym " does not match " #pfn);
