@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "gpuleak/format/records.h"
 #include "hooks/driver_impls.h"
 #include "hooks/real_symbols.h"
 #include "support/log.h"
@@ -177,4 +178,53 @@ bool driver_export_without_definition(const char* symbol) {
     return index >= 0 && !real_for(static_cast<DriverHook>(index), 0);
 }
 
+} // namespace gpuleak::hooks
+
+// The hook lists against GPULEAK_API_LIST, whose values are stored in traces. A memory hook records
+// under its own symbol's value and a runtime hook under its `api` (else format::Api::<name> does
+// not compile here); every value but Unknown must be some hook's: a value no hook records under is
+// a hook that was removed or never added.
+namespace gpuleak::hooks {
+namespace {
+
+constexpr bool same_name(const char* a, const char* b) {
+    while (*a && *a == *b)
+        ++a, ++b;
+    return *a == *b;
+}
+
+// Whether `name` is `base` followed by "_ptsz".
+constexpr bool ptsz_of(const char* name, const char* base) {
+    while (*base && *base == *name)
+        ++base, ++name;
+    return !*base && same_name(name, "_ptsz");
+}
+
+constexpr bool recorded_by_a_hook(format::Api value) {
+#define GPULEAK_DRIVER_RECORDS_AS(sym, ...)                                                        \
+    if (format::Api::sym == value) return true;
+    GPULEAK_DRIVER_MEMORY_HOOKS(GPULEAK_DRIVER_RECORDS_AS)
+#undef GPULEAK_DRIVER_RECORDS_AS
+#define GPULEAK_RUNTIME_RECORDS_AS(sym, api, ...)                                                  \
+    if (format::Api::api == value) return true;
+    GPULEAK_RUNTIME_HOOKS(GPULEAK_RUNTIME_RECORDS_AS)
+#undef GPULEAK_RUNTIME_RECORDS_AS
+    return false;
+}
+
+#define GPULEAK_API_HOOKED(id, name)                                                               \
+    static_assert(format::Api::id == format::Api::Unknown || recorded_by_a_hook(format::Api::id),  \
+                  "format::Api::" #id " is in GPULEAK_API_LIST but no entry of hook_list.h "       \
+                  "records under it");
+GPULEAK_API_LIST(GPULEAK_API_HOOKED)
+#undef GPULEAK_API_HOOKED
+
+// A runtime hook records under its function's name; a _ptsz variant under its base function's.
+#define GPULEAK_RUNTIME_API_NAME(sym, api, ...)                                                    \
+    static_assert(same_name(#sym, #api) || ptsz_of(#sym, #api),                                    \
+                  "runtime hook " #sym ": its api must be " #sym " (or, for X_ptsz, X)");
+GPULEAK_RUNTIME_HOOKS(GPULEAK_RUNTIME_API_NAME)
+#undef GPULEAK_RUNTIME_API_NAME
+
+} // namespace
 } // namespace gpuleak::hooks

@@ -1,8 +1,16 @@
 // The one list of the entry points libgpuleak intercepts: GPULEAK_DRIVER_HOOKS (libcuda) and
-// GPULEAK_RUNTIME_HOOKS (libcudart). Generated from it: the exported symbols, the wrapper slots the
-// resolvers hand out and the routing table (driver_exports.cpp), the runtime exports
-// (runtime_hooks.cpp), the entry points' PFN types (cuda_api.h) and the checks of those types
-// against NVIDIA's headers (tests/cuda_api).
+// GPULEAK_RUNTIME_HOOKS (libcudart). Hooking one more entry point is one entry here; the rest is
+// generated from it, or the build (or a test) fails until it is done:
+//   - generated: the exported symbol, the wrapper slots the resolvers hand out and the routing
+//     table (driver_exports.cpp), the runtime export (runtime_hooks.cpp), the entry point's PFN
+//     type (cuda_api.h), the check of that type against NVIDIA's headers (tests/cuda_api), the
+//     symbols the preload.exports test expects libgpuleak.so to export;
+//   - checked: the format::Api value its records carry must be in GPULEAK_API_LIST
+//     (gpuleak/format/records.h: stored in traces, so append only), and every value of that list
+//     must be some hook's (static_asserts in driver_exports.cpp); a driver hook needs its impl::
+//     function (driver_impls.cpp, what it records: the link fails without it); a new type needs
+//     its declaration in cuda_api.h and its line in tests/cuda_api; a symbol that libgpuleak.map's
+//     patterns do not cover fails preload.exports.
 //
 // Only macros here: the types the lists name are declared in cuda_api.h, in gpuleak::cuda.
 #pragma once
