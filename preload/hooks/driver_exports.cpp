@@ -1,5 +1,6 @@
-// Generated from driver_hook_list.h: the exported driver symbols (direct binding), a few extra
-// wrappers per hook for pointers the driver hands out at run time, and the routing between them.
+// Generated from GPULEAK_DRIVER_HOOKS (hook_list.h): the exported driver symbols (direct binding),
+// a few extra wrappers per hook for pointers the driver hands out at run time, and the routing
+// between them.
 //
 // Why slots: a resolver may hand out a different pointer for the same symbol than the exported
 // one (cudart's self-query resolver is an example). Each wrapper slot forwards to exactly one real
@@ -11,11 +12,14 @@
 #include <string>
 #include <type_traits>
 
+#include "gpuleak/format/records.h"
 #include "hooks/driver_impls.h"
 #include "hooks/real_symbols.h"
 #include "support/log.h"
 
 #define GPULEAK_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace gpuleak::cuda; // the exports below are declared at global scope, in CUDA's names
 
 namespace gpuleak::hooks {
 namespace {
@@ -69,9 +73,10 @@ template <DriverHook H, int S, typename... A> struct Slot<H, S, CUresult (*)(A..
 } // namespace
 } // namespace gpuleak::hooks
 
-// The exported symbols. Their signatures are checked by the compiler against cuda.h's declarations.
+// The exported symbols. Their types are the list's PFN types (cuda_api.h), which tests/cuda_api
+// checks against cudaTypedefs.h.
 #define GPULEAK_EXPORT_HOOK(sym, pfn, qn, minv, maxv, params, args)                                \
-    GPULEAK_EXPORT CUresult CUDAAPI sym params {                                                   \
+    GPULEAK_EXPORT CUresult sym params {                                                           \
         return gpuleak::hooks::Slot<gpuleak::hooks::DriverHook::sym, 0, pfn>::call args;           \
     }                                                                                              \
     static_assert(std::is_same_v<decltype(&sym), pfn>, #sym " does not match " #pfn);
@@ -173,4 +178,53 @@ bool driver_export_without_definition(const char* symbol) {
     return index >= 0 && !real_for(static_cast<DriverHook>(index), 0);
 }
 
+} // namespace gpuleak::hooks
+
+// The hook lists against GPULEAK_API_LIST, whose values are stored in traces. A memory hook records
+// under its own symbol's value and a runtime hook under its `api` (else format::Api::<name> does
+// not compile here); every value but Unknown must be some hook's: a value no hook records under is
+// a hook that was removed or never added.
+namespace gpuleak::hooks {
+namespace {
+
+constexpr bool same_name(const char* a, const char* b) {
+    while (*a && *a == *b)
+        ++a, ++b;
+    return *a == *b;
+}
+
+// Whether `name` is `base` followed by "_ptsz".
+constexpr bool ptsz_of(const char* name, const char* base) {
+    while (*base && *base == *name)
+        ++base, ++name;
+    return !*base && same_name(name, "_ptsz");
+}
+
+constexpr bool recorded_by_a_hook(format::Api value) {
+#define GPULEAK_DRIVER_RECORDS_AS(sym, ...)                                                        \
+    if (format::Api::sym == value) return true;
+    GPULEAK_DRIVER_MEMORY_HOOKS(GPULEAK_DRIVER_RECORDS_AS)
+#undef GPULEAK_DRIVER_RECORDS_AS
+#define GPULEAK_RUNTIME_RECORDS_AS(sym, api, ...)                                                  \
+    if (format::Api::api == value) return true;
+    GPULEAK_RUNTIME_HOOKS(GPULEAK_RUNTIME_RECORDS_AS)
+#undef GPULEAK_RUNTIME_RECORDS_AS
+    return false;
+}
+
+#define GPULEAK_API_HOOKED(id, name)                                                               \
+    static_assert(format::Api::id == format::Api::Unknown || recorded_by_a_hook(format::Api::id),  \
+                  "format::Api::" #id " is in GPULEAK_API_LIST but no entry of hook_list.h "       \
+                  "records under it");
+GPULEAK_API_LIST(GPULEAK_API_HOOKED)
+#undef GPULEAK_API_HOOKED
+
+// A runtime hook records under its function's name; a _ptsz variant under its base function's.
+#define GPULEAK_RUNTIME_API_NAME(sym, api, ...)                                                    \
+    static_assert(same_name(#sym, #api) || ptsz_of(#sym, #api),                                    \
+                  "runtime hook " #sym ": its api must be " #sym " (or, for X_ptsz, X)");
+GPULEAK_RUNTIME_HOOKS(GPULEAK_RUNTIME_API_NAME)
+#undef GPULEAK_RUNTIME_API_NAME
+
+} // namespace
 } // namespace gpuleak::hooks

@@ -1,10 +1,23 @@
-// What each intercepted driver call records. One function per entry in driver_hook_list.h, taking
-// the exact real function the caller would have reached, then the call's own arguments.
+// What each intercepted driver call records. One function per entry of GPULEAK_DRIVER_HOOKS
+// (hook_list.h), taking the exact real function the caller would have reached, then the call's own
+// arguments.
 #pragma once
 
-#include "hooks/driver_hook_list.h"
+#include "hooks/cuda_api.h"
+#include "hooks/hook_list.h"
 
 #define GPULEAK_UNPAREN(...) __VA_ARGS__
+
+namespace gpuleak::hooks {
+
+enum class DriverHook : int {
+#define GPULEAK_HOOK_ENUM(sym, pfn, qn, minv, maxv, params, args) sym,
+    GPULEAK_DRIVER_HOOKS(GPULEAK_HOOK_ENUM)
+#undef GPULEAK_HOOK_ENUM
+        Count
+};
+
+} // namespace gpuleak::hooks
 
 namespace gpuleak::hooks::impl {
 

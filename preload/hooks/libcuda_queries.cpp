@@ -9,9 +9,9 @@
 namespace gpuleak::hooks {
 namespace {
 
-using CtxGetDevice = CUresult (*)(CUdevice*);
-using MemGetInfo = CUresult (*)(size_t*, size_t*);
-using StreamIsCapturing = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+using CtxGetDevice = PFN_cuCtxGetDevice_v2000;
+using MemGetInfo = PFN_cuMemGetInfo_v3020;
+using StreamIsCapturing = PFN_cuStreamIsCapturing_v10000;
 
 template <typename Fn> Fn lookup(std::atomic<void*>& cache, const char* name) {
     void* p = cache.load(std::memory_order_acquire);
@@ -39,8 +39,7 @@ int current_device() {
 MemInfo query_mem_info(CUstream stream) {
     // The legacy and per-thread default streams cannot be capturing; asking about them while
     // another stream captures is itself an error, so only ask about real streams.
-    bool special =
-        stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD;
+    bool special = stream == nullptr || stream == stream_legacy() || stream == stream_per_thread();
     if (!special) {
         auto capturing = lookup<StreamIsCapturing>(g_stream_is_capturing, "cuStreamIsCapturing");
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -57,8 +56,8 @@ MemInfo query_mem_info(CUstream stream) {
 bool stream_capturing(CUstream stream, bool per_thread) {
     // The legacy stream never captures (and asking about it while another stream captures is an
     // error); 0 means the per-thread default stream to a _ptsz entry point, which can capture.
-    if (stream == nullptr && per_thread) stream = CU_STREAM_PER_THREAD;
-    if (stream == nullptr || stream == CU_STREAM_LEGACY) return false;
+    if (stream == nullptr && per_thread) stream = stream_per_thread();
+    if (stream == nullptr || stream == stream_legacy()) return false;
     auto capturing = lookup<StreamIsCapturing>(g_stream_is_capturing, "cuStreamIsCapturing");
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     return capturing && capturing(stream, &status) == CUDA_SUCCESS &&
@@ -66,7 +65,7 @@ bool stream_capturing(CUstream stream, bool per_thread) {
 }
 
 uint64_t allocation_size(CUdeviceptr address) {
-    using AddressRange = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
+    using AddressRange = PFN_cuMemGetAddressRange_v3020;
     auto range = lookup<AddressRange>(g_address_range, "cuMemGetAddressRange_v2");
     CUdeviceptr base = 0;
     size_t size = 0;

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include <cuda.h>
+#include "hooks/cuda_api.h"
 
 namespace gpuleak::hooks {
 

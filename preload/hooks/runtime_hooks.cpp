@@ -2,20 +2,21 @@
 // driver call it makes; these only tag that record with the runtime API's name. They are reached
 // only through a dynamic libcudart (a static one binds internally), which is why the driver hooks
 // are the ones that count.
-#include <cuda_runtime_api.h>
-
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cstring>
+#include <type_traits>
 
+#include "hooks/cuda_api.h"
 #include "hooks/driver_impls.h"
 #include "hooks/real_symbols.h"
 #include "hooks/reentry.h"
 #include "hooks/runtime_hooks.h"
 
 #define GPULEAK_EXPORT extern "C" __attribute__((visibility("default")))
-#define GPULEAK_UNPAREN_RT(...) __VA_ARGS__
+
+using namespace gpuleak::cuda; // the exports below are declared at global scope, in CUDA's names
 
 namespace gpuleak::hooks {
 
@@ -46,44 +47,6 @@ void* runtime_real(std::atomic<void*>& cache, const char* symbol) {
 }
 
 } // namespace
-
-// X(symbol, tag, parameter list, argument list)
-#define GPULEAK_RUNTIME_HOOKS(X)                                                                   \
-    X(cudaMalloc, cudaMalloc, (void** ptr, size_t size), (ptr, size))                              \
-    X(cudaFree, cudaFree, (void* ptr), (ptr))                                                      \
-    X(cudaMallocAsync, cudaMallocAsync, (void** ptr, size_t size, cudaStream_t stream),            \
-      (ptr, size, stream))                                                                         \
-    X(cudaMallocAsync_ptsz, cudaMallocAsync, (void** ptr, size_t size, cudaStream_t stream),       \
-      (ptr, size, stream))                                                                         \
-    X(cudaFreeAsync, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))               \
-    X(cudaFreeAsync_ptsz, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))          \
-    X(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync,                                            \
-      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),                          \
-      (ptr, size, pool, stream))                                                                   \
-    X(cudaMallocFromPoolAsync_ptsz, cudaMallocFromPoolAsync,                                       \
-      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),                          \
-      (ptr, size, pool, stream))                                                                   \
-    X(cudaMallocHost, cudaMallocHost, (void** ptr, size_t size), (ptr, size))                      \
-    X(cudaHostAlloc, cudaHostAlloc, (void** ptr, size_t size, unsigned int flags),                 \
-      (ptr, size, flags))                                                                          \
-    X(cudaFreeHost, cudaFreeHost, (void* ptr), (ptr))                                              \
-    X(cudaMallocManaged, cudaMallocManaged, (void** ptr, size_t size, unsigned int flags),         \
-      (ptr, size, flags))                                                                          \
-    X(cudaMallocPitch, cudaMallocPitch, (void** ptr, size_t* pitch, size_t width, size_t height),  \
-      (ptr, pitch, width, height))                                                                 \
-    X(cudaMalloc3D, cudaMalloc3D, (cudaPitchedPtr * ptr, cudaExtent extent), (ptr, extent))        \
-    X(cudaMallocArray, cudaMallocArray,                                                            \
-      (cudaArray_t * array, const cudaChannelFormatDesc* desc, size_t width, size_t height,        \
-       unsigned int flags),                                                                        \
-      (array, desc, width, height, flags))                                                         \
-    X(cudaMalloc3DArray, cudaMalloc3DArray,                                                        \
-      (cudaArray_t * array, const cudaChannelFormatDesc* desc, cudaExtent extent,                  \
-       unsigned int flags),                                                                        \
-      (array, desc, extent, flags))                                                                \
-    X(cudaFreeArray, cudaFreeArray, (cudaArray_t array), (array))                                  \
-    X(cudaHostRegister, cudaHostRegister, (void* ptr, size_t size, unsigned int flags),            \
-      (ptr, size, flags))                                                                          \
-    X(cudaHostUnregister, cudaHostUnregister, (void* ptr), (ptr))
 
 namespace {
 #define GPULEAK_RT_CACHE(sym, tag, params, args) std::atomic<void*> g_real_##sym{nullptr};
@@ -123,10 +86,8 @@ cudaError_t route_entry_point(cudaError_t r, const char* symbol, void** fn, int 
 // `status`, so for their callers the fourth argument register holds whatever it held. Every call
 // forwards all four registers (an 11.x runtime ignores the fourth, as it would without us), and
 // `status` is dereferenced only when the runtime that defines the function is 12.0 or newer.
-using EntryFn = cudaError_t (*)(const char*, void**, unsigned long long,
-                                cudaDriverEntryPointQueryResult*);
-using EntryByVersionFn = cudaError_t (*)(const char*, void**, unsigned int, unsigned long long,
-                                         cudaDriverEntryPointQueryResult*);
+using EntryFn = PFN_cudaGetDriverEntryPoint;
+using EntryByVersionFn = PFN_cudaGetDriverEntryPointByVersion;
 
 // The version of the libcudart that holds `fn`, from that library's own cudaRuntimeGetVersion
 // (which answers a constant without initializing the runtime); 0 when it cannot be told.
@@ -136,7 +97,7 @@ int runtime_version_of(void* fn) {
     void* handle = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
     if (!handle) return 0;
     auto get =
-        reinterpret_cast<cudaError_t (*)(int*)>(real_dlsym()(handle, "cudaRuntimeGetVersion"));
+        reinterpret_cast<PFN_cudaRuntimeGetVersion>(real_dlsym()(handle, "cudaRuntimeGetVersion"));
     int version = 0;
     if (!get || get(&version) != cudaSuccess) version = 0;
     dlclose(handle);
@@ -176,9 +137,8 @@ cudaError_t entry_point_by_version(int which, const char* symbol, void** fn, uns
 } // namespace gpuleak::hooks
 
 #define GPULEAK_RT_EXPORT(sym, tag, params, args)                                                  \
-    GPULEAK_EXPORT cudaError_t CUDARTAPI sym params {                                              \
-        using Fn = cudaError_t(*) params;                                                          \
-        auto real = reinterpret_cast<Fn>(                                                          \
+    GPULEAK_EXPORT cudaError_t sym params {                                                        \
+        auto real = reinterpret_cast<PFN_##sym>(                                                   \
             gpuleak::hooks::runtime_real(gpuleak::hooks::g_real_##sym, #sym));                     \
         if (!real) return cudaErrorInitializationError;                                            \
         gpuleak::hooks::ApiTag scope(gpuleak::format::Api::tag);                                   \
@@ -187,23 +147,31 @@ cudaError_t entry_point_by_version(int which, const char* symbol, void** fn, uns
 GPULEAK_RUNTIME_HOOKS(GPULEAK_RT_EXPORT)
 #undef GPULEAK_RT_EXPORT
 
-GPULEAK_EXPORT cudaError_t CUDARTAPI
-cudaGetDriverEntryPoint(const char* symbol, void** fn, unsigned long long flags,
-                        cudaDriverEntryPointQueryResult* status) {
+GPULEAK_EXPORT cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** fn,
+                                                   unsigned long long flags,
+                                                   cudaDriverEntryPointQueryResult* status) {
     return gpuleak::hooks::entry_point(0, symbol, fn, flags, status);
 }
-GPULEAK_EXPORT cudaError_t CUDARTAPI
-cudaGetDriverEntryPoint_ptsz(const char* symbol, void** fn, unsigned long long flags,
-                             cudaDriverEntryPointQueryResult* status) {
+GPULEAK_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char* symbol, void** fn,
+                                                        unsigned long long flags,
+                                                        cudaDriverEntryPointQueryResult* status) {
     return gpuleak::hooks::entry_point(1, symbol, fn, flags, status);
 }
-GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(
+GPULEAK_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(
     const char* symbol, void** fn, unsigned int version, unsigned long long flags,
     cudaDriverEntryPointQueryResult* status) {
     return gpuleak::hooks::entry_point_by_version(2, symbol, fn, version, flags, status);
 }
-GPULEAK_EXPORT cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(
+GPULEAK_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
     const char* symbol, void** fn, unsigned int version, unsigned long long flags,
     cudaDriverEntryPointQueryResult* status) {
     return gpuleak::hooks::entry_point_by_version(3, symbol, fn, version, flags, status);
 }
+
+// The unversioned entry-point exports are CUDA 12's; the _ptsz ones have the same types.
+static_assert(std::is_same_v<decltype(&cudaGetDriverEntryPoint), PFN_cudaGetDriverEntryPoint>);
+static_assert(std::is_same_v<decltype(&cudaGetDriverEntryPoint_ptsz), PFN_cudaGetDriverEntryPoint>);
+static_assert(std::is_same_v<decltype(&cudaGetDriverEntryPointByVersion),
+                             PFN_cudaGetDriverEntryPointByVersion>);
+static_assert(std::is_same_v<decltype(&cudaGetDriverEntryPointByVersion_ptsz),
+                             PFN_cudaGetDriverEntryPointByVersion>);

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "hooks/real_symbols.h"
 #include "hooks/reentry.h"
@@ -28,41 +29,40 @@ void mark_iteration() {
     recorder::marker(iteration_range());
 }
 
-int NVTX_API push_a(const char* message) {
+int push_a(const char* message) {
     if (is_iteration_range(message)) mark_iteration();
-    return NVTX_NO_PUSH_POP_TRACKING;
+    return kNoPushPopTracking;
 }
-int NVTX_API push_w(const wchar_t* message) {
+int push_w(const wchar_t* message) {
     if (is_iteration_range(message)) mark_iteration();
-    return NVTX_NO_PUSH_POP_TRACKING;
+    return kNoPushPopTracking;
 }
-int NVTX_API push_ex(const nvtxEventAttributes_t* attributes) {
+int push_ex(const nvtxEventAttributes_t* attributes) {
     if (is_iteration_range(attributes)) mark_iteration();
-    return NVTX_NO_PUSH_POP_TRACKING;
+    return kNoPushPopTracking;
 }
-nvtxRangeId_t NVTX_API start_a(const char* message) {
+nvtxRangeId_t start_a(const char* message) {
     if (is_iteration_range(message)) mark_iteration();
     return 0;
 }
-nvtxRangeId_t NVTX_API start_w(const wchar_t* message) {
+nvtxRangeId_t start_w(const wchar_t* message) {
     if (is_iteration_range(message)) mark_iteration();
     return 0;
 }
-nvtxRangeId_t NVTX_API start_ex(const nvtxEventAttributes_t* attributes) {
+nvtxRangeId_t start_ex(const nvtxEventAttributes_t* attributes) {
     if (is_iteration_range(attributes)) mark_iteration();
     return 0;
 }
-int NVTX_API domain_push_ex(nvtxDomainHandle_t, const nvtxEventAttributes_t* attributes) {
+int domain_push_ex(nvtxDomainHandle_t, const nvtxEventAttributes_t* attributes) {
     return push_ex(attributes);
 }
-nvtxRangeId_t NVTX_API domain_start_ex(nvtxDomainHandle_t,
-                                       const nvtxEventAttributes_t* attributes) {
+nvtxRangeId_t domain_start_ex(nvtxDomainHandle_t, const nvtxEventAttributes_t* attributes) {
     return start_ex(attributes);
 }
-nvtxStringHandle_t NVTX_API register_string_a(nvtxDomainHandle_t, const char* text) {
+nvtxStringHandle_t register_string_a(nvtxDomainHandle_t, const char* text) {
     return is_iteration_range(text) ? iteration_range_handle() : nullptr;
 }
-nvtxStringHandle_t NVTX_API register_string_w(nvtxDomainHandle_t, const wchar_t* text) {
+nvtxStringHandle_t register_string_w(nvtxDomainHandle_t, const wchar_t* text) {
     return is_iteration_range(text) ? iteration_range_handle() : nullptr;
 }
 
@@ -139,7 +139,7 @@ int initialize(NvtxGetExportTableFunc_t get_export_table) {
         version->struct_size >= offsetof(NvtxExportTableVersionInfo, SetInjectionNvtxVersion) +
                                     sizeof(version->SetInjectionNvtxVersion) &&
         version->SetInjectionNvtxVersion)
-        version->SetInjectionNvtxVersion(NVTX_VERSION);
+        version->SetInjectionNvtxVersion(kNvtxVersion);
     log::debug("NVTX ranges named \"{}\" mark iterations", iteration_range());
     return 1;
 }
@@ -149,7 +149,9 @@ int initialize(NvtxGetExportTableFunc_t get_export_table) {
 
 // The entry point NVTX's loader looks up with dlsym. 1 = attached; on 0 NVTX closes its handle (we
 // stay mapped: -z nodelete) and turns every NVTX call of that instance into a no-op.
-extern "C" __attribute__((visibility("default"))) int NVTX_API
-InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+extern "C" __attribute__((visibility("default"))) int
+InitializeInjectionNvtx2(gpuleak::nvtx::NvtxGetExportTableFunc_t get_export_table) {
     return gpuleak::nvtx::initialize(get_export_table);
 }
+static_assert(std::is_same_v<decltype(&InitializeInjectionNvtx2),
+                             gpuleak::nvtx::NvtxInitializeInjectionNvtxFunc_t>);

@@ -1,34 +1,29 @@
-// The one list of driver entry points libgpuleak intercepts. Everything else is generated from it:
-// the exported symbols, the per-pointer wrappers handed out by the resolvers, the routing table and
-// the ABI checks against cudaTypedefs.h.
+// The one list of the entry points libgpuleak intercepts: GPULEAK_DRIVER_HOOKS (libcuda) and
+// GPULEAK_RUNTIME_HOOKS (libcudart). Hooking one more entry point is one entry here; the rest is
+// generated from it, or the build (or a test) fails until it is done:
+//   - generated: the exported symbol, the wrapper slots the resolvers hand out and the routing
+//     table (driver_exports.cpp), the runtime export (runtime_hooks.cpp), the entry point's PFN
+//     type (cuda_api.h), the check of that type against NVIDIA's headers (tests/cuda_api), the
+//     symbols the preload.exports test expects libgpuleak.so to export;
+//   - checked: the format::Api value its records carry must be in GPULEAK_API_LIST
+//     (gpuleak/format/records.h: stored in traces, so append only), and every value of that list
+//     must be some hook's (static_asserts in driver_exports.cpp); a driver hook needs its impl::
+//     function (driver_impls.cpp, what it records: the link fails without it); a new type needs
+//     its declaration in cuda_api.h and its line in tests/cuda_api; a symbol that libgpuleak.map's
+//     patterns do not cover fails preload.exports.
 //
-// X(symbol, PFN type from cudaTypedefs.h, query name, first cudaVersion, last cudaVersion + 1,
-//   parameter list, argument list)
-//
-// The version range is what cuGetProcAddress must be asked for to get exactly this ABI variant;
-// it is used only when the driver's pointer carries no symbol name (dladdr) to identify it.
+// Only macros here: the types the lists name are declared in cuda_api.h, in gpuleak::cuda.
 #pragma once
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
-// cuda.h maps cuGetProcAddress to the 5-argument _v2; the 4-argument original is still exported by
-// every driver and is what CUDA 11.3-11.8 binaries call.
-#undef cuGetProcAddress
-
+// X(symbol, PFN type name from cudaTypedefs.h, query name, first cudaVersion,
+//   last cudaVersion + 1, parameter list, argument list)
+//
+// A memory hook's records carry format::Api::<symbol>. The version range is what cuGetProcAddress
+// must be asked for to get exactly this ABI variant; it is used only when the driver's pointer
+// carries no symbol name (dladdr) to identify it.
 #define GPULEAK_NO_MAX 1000000
 
-// Declared by cuda.h only under CUDA_API_PER_THREAD_DEFAULT_STREAM; exported by every libcuda.
-extern "C" {
-CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream);
-CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
-                                              CUstream hStream);
-CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
-CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion,
-                                  cuuint64_t flags);
-}
-
-#define GPULEAK_DRIVER_HOOKS(X)                                                                    \
+#define GPULEAK_DRIVER_MEMORY_HOOKS(X)                                                             \
     X(cuMemAlloc_v2, PFN_cuMemAlloc_v3020, "cuMemAlloc", 3020, GPULEAK_NO_MAX,                     \
       (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize))                                     \
     X(cuMemAllocPitch_v2, PFN_cuMemAllocPitch_v3020, "cuMemAllocPitch", 3020, GPULEAK_NO_MAX,      \
@@ -113,7 +108,12 @@ CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersio
     X(cuExternalMemoryGetMappedBuffer, PFN_cuExternalMemoryGetMappedBuffer_v10000,                 \
       "cuExternalMemoryGetMappedBuffer", 10000, GPULEAK_NO_MAX,                                    \
       (CUdeviceptr * dptr, CUexternalMemory mem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* desc),    \
-      (dptr, mem, desc))                                                                           \
+      (dptr, mem, desc))
+
+// The resolvers record nothing: they hand out wrappers for the exact variant the driver returned.
+// cuGetProcAddress is the 4-argument original (cuda.h maps the name to _v2): every driver still
+// exports it, and CUDA 11.3-11.8 binaries call it.
+#define GPULEAK_DRIVER_RESOLVERS(X)                                                                \
     X(cuGetProcAddress, PFN_cuGetProcAddress_v11030, "cuGetProcAddress", 11030, 12000,             \
       (const char* symbol, void** pfn, int version, cuuint64_t flags),                             \
       (symbol, pfn, version, flags))                                                               \
@@ -122,13 +122,46 @@ CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersio
        CUdriverProcAddressQueryResult* status),                                                    \
       (symbol, pfn, version, flags, status))
 
-namespace gpuleak::hooks {
+#define GPULEAK_DRIVER_HOOKS(X) GPULEAK_DRIVER_MEMORY_HOOKS(X) GPULEAK_DRIVER_RESOLVERS(X)
 
-enum class DriverHook : int {
-#define GPULEAK_HOOK_ENUM(sym, pfn, qn, minv, maxv, params, args) sym,
-    GPULEAK_DRIVER_HOOKS(GPULEAK_HOOK_ENUM)
-#undef GPULEAK_HOOK_ENUM
-        Count
-};
-
-} // namespace gpuleak::hooks
+// X(symbol, api, parameter list, argument list)
+//
+// The runtime exports record nothing themselves: they tag the record of the driver call they make
+// with `api` (a _ptsz variant with its base function's name). Their types are checked against
+// cuda_runtime_api.h's declaration of the function named `api`.
+#define GPULEAK_RUNTIME_HOOKS(X)                                                                   \
+    X(cudaMalloc, cudaMalloc, (void** ptr, size_t size), (ptr, size))                              \
+    X(cudaFree, cudaFree, (void* ptr), (ptr))                                                      \
+    X(cudaMallocAsync, cudaMallocAsync, (void** ptr, size_t size, cudaStream_t stream),            \
+      (ptr, size, stream))                                                                         \
+    X(cudaMallocAsync_ptsz, cudaMallocAsync, (void** ptr, size_t size, cudaStream_t stream),       \
+      (ptr, size, stream))                                                                         \
+    X(cudaFreeAsync, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))               \
+    X(cudaFreeAsync_ptsz, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))          \
+    X(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync,                                            \
+      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),                          \
+      (ptr, size, pool, stream))                                                                   \
+    X(cudaMallocFromPoolAsync_ptsz, cudaMallocFromPoolAsync,                                       \
+      (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),                          \
+      (ptr, size, pool, stream))                                                                   \
+    X(cudaMallocHost, cudaMallocHost, (void** ptr, size_t size), (ptr, size))                      \
+    X(cudaHostAlloc, cudaHostAlloc, (void** ptr, size_t size, unsigned int flags),                 \
+      (ptr, size, flags))                                                                          \
+    X(cudaFreeHost, cudaFreeHost, (void* ptr), (ptr))                                              \
+    X(cudaMallocManaged, cudaMallocManaged, (void** ptr, size_t size, unsigned int flags),         \
+      (ptr, size, flags))                                                                          \
+    X(cudaMallocPitch, cudaMallocPitch, (void** ptr, size_t* pitch, size_t width, size_t height),  \
+      (ptr, pitch, width, height))                                                                 \
+    X(cudaMalloc3D, cudaMalloc3D, (cudaPitchedPtr * ptr, cudaExtent extent), (ptr, extent))        \
+    X(cudaMallocArray, cudaMallocArray,                                                            \
+      (cudaArray_t * array, const cudaChannelFormatDesc* desc, size_t width, size_t height,        \
+       unsigned int flags),                                                                        \
+      (array, desc, width, height, flags))                                                         \
+    X(cudaMalloc3DArray, cudaMalloc3DArray,                                                        \
+      (cudaArray_t * array, const cudaChannelFormatDesc* desc, cudaExtent extent,                  \
+       unsigned int flags),                                                                        \
+      (array, desc, extent, flags))                                                                \
+    X(cudaFreeArray, cudaFreeArray, (cudaArray_t array), (array))                                  \
+    X(cudaHostRegister, cudaHostRegister, (void* ptr, size_t size, unsigned int flags),            \
+      (ptr, size, flags))                                                                          \
+    X(cudaHostUnregister, cudaHostUnregister, (void* ptr), (ptr))
