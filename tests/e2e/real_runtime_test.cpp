@@ -17,10 +17,13 @@ std::string real_dir() {
     return Paths::build() + "/tests/real_cuda";
 }
 
-// Empty when the programs exist; otherwise why they were not built.
+// Empty when the programs exist; otherwise why they were not built (SKIPPED: no toolkit at all;
+// PROGRAM.SKIPPED: a library that program needs is missing).
 std::string skip_reason(const std::string& program) {
-    std::ifstream skipped(real_dir() + "/SKIPPED");
-    if (skipped) {
+    for (const std::string& file :
+         {real_dir() + "/SKIPPED", real_dir() + "/" + program + ".SKIPPED"}) {
+        std::ifstream skipped(file);
+        if (!skipped) continue;
         std::stringstream why;
         why << skipped.rdbuf();
         return why.str();
@@ -29,9 +32,10 @@ std::string skip_reason(const std::string& program) {
     return "";
 }
 
-RunOptions real_options(bool preload) {
+RunOptions real_options(bool preload, const std::map<std::string, std::string>& env = {}) {
     RunOptions o;
     o.preload = preload;
+    o.env = env;
     // The real libcudart dlopens libcuda.so.1 through its own RUNPATH, never the program's.
     o.env["LD_LIBRARY_PATH"] = Paths::build() + "/tests/fake_driver_only";
     return o;
@@ -67,12 +71,13 @@ struct Traced {
     Json report;
 };
 
-// Runs `program` both ways; fails the test unless both exit 0 with the same output.
-Traced run_both(const std::string& program) {
+// Runs `program` both ways (with `env` added); fails the test unless both exit 0 with the same
+// output.
+Traced run_both(const std::string& program, const std::map<std::string, std::string>& env = {}) {
     Traced t;
-    t.plain = run({real_dir() + "/" + program}, real_options(false));
+    t.plain = run({real_dir() + "/" + program}, real_options(false, env));
     EXPECT_EQ(t.plain.exit_code, 0) << t.plain.output;
-    t.traced = run({real_dir() + "/" + program}, real_options(true));
+    t.traced = run({real_dir() + "/" + program}, real_options(true, env));
     EXPECT_EQ(t.traced.exit_code, t.plain.exit_code) << t.traced.output;
     EXPECT_EQ(t.traced.output, t.plain.output);
     EXPECT_EQ(t.traced.traces.size(), 1u) << t.traced.output;
@@ -251,6 +256,79 @@ TEST(RealRuntime, CublasWorkspaceAndGemmAreTraced) {
 
     // The GEMM ran as far as a kernel launch (cuBLAS found an algorithm for the device).
     EXPECT_GE(line_values(out, "gemm-launches")[""], 1) << out;
+}
+
+// NCCL on the fake driver and the fake NVML: one communicator on one device, an all-reduce, the
+// communicator destroyed. NCCL's own memory (194 VMM chunks and 4 pinned host buffers on this
+// driver) comes from the driver directly, never through the program's allocator: the trace must
+// hold every byte of it, attributed to the NCCL call that made it, and see it all freed by
+// ncclCommDestroy. The driver runs no kernel; with one rank the all-reduce launches none anyway.
+TEST(RealRuntime, NcclBuffersAreTracedAndAttributedToTheNcclCall) {
+    if (std::string why = skip_reason("real_nccl"); !why.empty()) GTEST_SKIP() << why;
+    // Bootstrap over loopback: the machine's other interfaces are none of the test's business.
+    Traced t = run_both("real_nccl", {{"NCCL_SOCKET_IFNAME", "lo"}});
+    ASSERT_FALSE(t.report.is_null());
+    const std::string& out = t.plain.output;
+    for (const char* step :
+         {"ncclCommInitAll 0\n", "ncclAllReduce 0\n", "ncclCommDestroy 0\n", "failures 0\n"})
+        ASSERT_NE(out.find(step), std::string::npos) << step << "in\n" << out;
+
+    std::map<std::string, long> init;
+    {
+        std::istringstream lines(out);
+        for (std::string line; std::getline(lines, line);)
+            if (line.rfind("phase init ", 0) == 0) init = line_values(line, "phase init");
+    }
+    ASSERT_GT(init["creates"], 0) << "NCCL made no VMM allocation\n" << out;
+    EXPECT_EQ(line_values(out, "left")["device"], 0);
+    EXPECT_EQ(line_values(out, "left")["pinned"], 0);
+
+    // The trace's counts are the driver's.
+    auto calls = driver_calls(out);
+    const Json& summary = t.report["summary"];
+    EXPECT_EQ(
+        summary["allocations"],
+        sum(calls, {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
+                    "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", "cuMemAllocManaged",
+                    "cuMemHostAlloc", "cuMemAllocHost_v2", "cuMemAllocPitch_v2", "cuMemCreate"}));
+    EXPECT_EQ(summary["unknown_frees"], 0);
+    EXPECT_EQ(summary["failed_allocations"], 0);
+    EXPECT_EQ(summary["live_bytes_end"], 0);
+    EXPECT_EQ(summary["pinned_live_bytes_end"], 0);
+
+    // Everything NCCL made inside ncclCommInitAll is attributed to it (NCCL defines its API as
+    // pnccl* with the nccl* names as aliases; the symbolizer may name either): as many
+    // allocations as the driver counted in that phase, its device memory (VMM chunks) and its
+    // pinned host memory byte for byte, all of it freed.
+    std::map<uint64_t, const Json*> nccl_sites;
+    for (const char* name : {"ncclCommInitAll", "pncclCommInitAll"})
+        for (const Json* s : sites_mentioning(t.report, name))
+            nccl_sites[(*s)["id"].get<uint64_t>()] = s;
+    int64_t allocations = 0, frees = 0, vmm_device_bytes = 0, host_alloc_bytes = 0;
+    for (const auto& [id, s] : nccl_sites) {
+        allocations += (*s)["allocations"].get<int64_t>();
+        frees += (*s)["frees"].get<int64_t>();
+        if ((*s)["kinds"] == Json::array({"device"}) &&
+            (*s)["apis"] == Json::array({"cuMemCreate"}))
+            vmm_device_bytes += (*s)["bytes_allocated"].get<int64_t>();
+        if ((*s)["kinds"] == Json::array({"pinned_host"}) &&
+            (*s)["apis"] == Json::array({"cuMemHostAlloc"}))
+            host_alloc_bytes += (*s)["bytes_allocated"].get<int64_t>();
+        EXPECT_EQ((*s)["live_bytes_end"], 0) << s->dump(1);
+        EXPECT_EQ((*s)["pinned_live_bytes_end"], 0) << s->dump(1);
+    }
+    EXPECT_EQ(allocations, init["creates"] + init["host_allocs"] + init["allocs"])
+        << t.report["sites"].dump(1);
+    EXPECT_EQ(frees, allocations);
+    EXPECT_EQ(vmm_device_bytes, init["device"]) << t.report["sites"].dump(1);
+    EXPECT_EQ(host_alloc_bytes, init["pinned"]) << t.report["sites"].dump(1);
+    // The program's own buffer is the program's.
+    const Json& buffer = site_of(t.report, "real_nccl_buffer");
+    EXPECT_EQ(buffer["allocations"], 1);
+    EXPECT_EQ(buffer["bytes_allocated"], 4096);
+    EXPECT_EQ(buffer["frees"], 1);
+    // Every allocation of the run is the program's buffer or one of NCCL's init.
+    EXPECT_EQ(summary["allocations"].get<int64_t>(), 1 + allocations);
 }
 
 } // namespace
