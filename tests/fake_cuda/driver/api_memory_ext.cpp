@@ -8,6 +8,7 @@
 // import, external memory) is a fresh mapping of the exported size that shares no contents with
 // the exporter and is not charged to this process's device.
 #include "simple_call.hpp"
+#include "vmm_state.hpp"
 
 #include "accounting.hpp"
 #include "linear_memory.hpp"
@@ -400,11 +401,16 @@ FAKECUDA_ACCEPT(cuMemGetAddressRange_v2, (CUdeviceptr * pbase, size_t* psize, CU
     int device = 0;
     std::uintptr_t base = 0;
     std::size_t bytes = 0;
-    if (!fakecuda::lookup(dptr, &kind, &device, &base, &bytes)) {
-        rc = CUDA_ERROR_NOT_FOUND;
-    } else {
+    CUdeviceptr mapped = 0;
+    if (fakecuda::lookup(dptr, &kind, &device, &base, &bytes)) {
         if (pbase != nullptr) *pbase = base;
         if (psize != nullptr) *psize = bytes;
+    } else if (fakecuda::vmm_mapping_of(dptr, &mapped, &bytes, &device)) {
+        // A VMM address: the mapping it lies in (NCCL unmaps and frees exactly that range).
+        if (pbase != nullptr) *pbase = mapped;
+        if (psize != nullptr) *psize = bytes;
+    } else {
+        rc = CUDA_ERROR_NOT_FOUND;
     }
 })
 

@@ -7,6 +7,8 @@
 
 #include "modules.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -17,8 +19,29 @@ namespace {
 
 constexpr std::size_t kGlobalBytes = std::size_t{1} << 20;
 
+// The occupancy model of the 132-SM Hopper the device attributes describe (api_device_ext.cpp):
+// per SM 2048 threads, 32 blocks, 233472 bytes of shared memory of which every block reserves
+// 1024; a block may opt in to 232448 bytes of dynamic shared memory (48 KiB without opting in).
+// Clusters are placed within one GPC; the SMs are split into 8 GPCs as on an H100 SXM (132 of
+// the GH100's 144 SMs enabled). Portable clusters have at most 8 blocks, 16 with the
+// non-portable-cluster-size attribute.
+constexpr int kThreadsPerSm = 2048;
+constexpr int kBlocksPerSm = 32;
+constexpr int kSharedPerSm = 233472;
+constexpr int kReservedSharedPerBlock = 1024;
+constexpr int kMaxDynamicSharedOptIn = 232448;
+constexpr int kDefaultDynamicShared = 49152;
+constexpr int kGpcSms[] = {18, 18, 16, 16, 16, 16, 16, 16};
+constexpr int kPortableClusterBlocks = 8;
+constexpr int kNonPortableClusterBlocks = 16;
+
+struct Library;
 struct Function {
     std::string name;
+    Library* library;
+    // What cuFuncSetAttribute / cuKernelSetAttribute set and the occupancy model reads.
+    std::atomic<int> max_dynamic_shared{kDefaultDynamicShared};
+    std::atomic<int> non_portable_cluster{0};
 };
 struct Library {
     std::mutex mutex;
@@ -33,7 +56,7 @@ Library* new_library() {
 Function* function_of(Library* lib, const char* name) {
     std::lock_guard lock(lib->mutex);
     Function*& f = lib->functions[name != nullptr ? name : ""];
-    if (f == nullptr) f = new Function{name != nullptr ? name : ""};
+    if (f == nullptr) f = new Function{name != nullptr ? name : "", lib};
     return f;
 }
 
@@ -49,6 +72,87 @@ Library* lib(CUlibrary l) {
 }
 Library* lib(CUmodule m) {
     return reinterpret_cast<Library*>(m);
+}
+
+// Blocks of `block_size` threads with `dynamic_shared` bytes each that one SM holds at once.
+int blocks_per_sm(int block_size, std::size_t dynamic_shared) {
+    if (block_size <= 0 || block_size > 1024 || dynamic_shared > kMaxDynamicSharedOptIn) return 0;
+    const int warps_threads = (block_size + 31) / 32 * 32;
+    const int by_threads = kThreadsPerSm / warps_threads;
+    const int by_shared =
+        kSharedPerSm / (static_cast<int>(dynamic_shared) + kReservedSharedPerBlock);
+    return std::min({kBlocksPerSm, by_threads, by_shared});
+}
+
+// Dynamic shared memory each of `blocks` blocks on one SM may have.
+std::size_t available_dynamic_shared(int blocks, int block_size) {
+    if (blocks_per_sm(block_size, 0) < blocks) return 0;
+    const int each = kSharedPerSm / blocks - kReservedSharedPerBlock;
+    return static_cast<std::size_t>(std::clamp(each, 0, kMaxDynamicSharedOptIn));
+}
+
+int cluster_blocks(const CUlaunchConfig& config) {
+    for (unsigned i = 0; i < config.numAttrs && config.attrs != nullptr; ++i)
+        if (config.attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            const auto& d = config.attrs[i].value.clusterDim;
+            return static_cast<int>(d.x * d.y * d.z);
+        }
+    return 1; // no cluster asked for: every block is a cluster of one
+}
+
+CUresult active_clusters(int* clusters, const Function* f, const CUlaunchConfig& config) {
+    const int size = cluster_blocks(config);
+    const int limit =
+        f->non_portable_cluster.load() != 0 ? kNonPortableClusterBlocks : kPortableClusterBlocks;
+    if (size <= 0 || size > limit) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    const int per_sm =
+        blocks_per_sm(static_cast<int>(config.blockDimX * config.blockDimY * config.blockDimZ),
+                      config.sharedMemBytes);
+    int total = 0;
+    for (const int sms : kGpcSms)
+        total += sms * per_sm / size;
+    *clusters = total;
+    return CUDA_SUCCESS;
+}
+
+CUresult get_attribute(int* pi, CUfunction_attribute attrib, const Function* f) {
+    if (pi == nullptr || f == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *pi = 1024;
+        break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS:
+        *pi = 32;
+        break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+        *pi = 90;
+        break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        *pi = f->max_dynamic_shared.load();
+        break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        *pi = f->non_portable_cluster.load();
+        break;
+    default:
+        *pi = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult set_attribute(CUfunction_attribute attrib, int value, Function* f) {
+    if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (value < 0 || value > kMaxDynamicSharedOptIn) return CUDA_ERROR_INVALID_VALUE;
+        f->max_dynamic_shared.store(value);
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        f->non_portable_cluster.store(value != 0);
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_SUCCESS;
+    }
 }
 
 } // namespace
@@ -128,6 +232,12 @@ FAKECUDA_ACCEPT(cuLibraryGetModule, (CUmodule * pMod, CUlibrary library), {
     else
         *pMod = reinterpret_cast<CUmodule>(library);
 })
+FAKECUDA_ACCEPT(cuKernelGetLibrary, (CUlibrary * pLib, CUkernel kernel), {
+    if (pLib == nullptr || kernel == nullptr)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *pLib = reinterpret_cast<CUlibrary>(reinterpret_cast<Function*>(kernel)->library);
+})
 FAKECUDA_ACCEPT(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel), {
     if (pFunc == nullptr || kernel == nullptr)
         rc = CUDA_ERROR_INVALID_VALUE;
@@ -156,24 +266,13 @@ FAKECUDA_ACCEPT(cuLibraryGetManaged,
                 })
 FAKECUDA_ACCEPT(cuKernelGetAttribute,
                 (int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev), {
-                    (void)kernel;
                     (void)dev;
-                    if (pi == nullptr)
-                        rc = CUDA_ERROR_INVALID_VALUE;
-                    else
-                        *pi = attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
-                              : attrib == CU_FUNC_ATTRIBUTE_NUM_REGS            ? 32
-                              : attrib == CU_FUNC_ATTRIBUTE_PTX_VERSION ||
-                                      attrib == CU_FUNC_ATTRIBUTE_BINARY_VERSION
-                                  ? 90
-                                  : 0;
+                    rc = get_attribute(pi, attrib, reinterpret_cast<Function*>(kernel));
                 })
 FAKECUDA_ACCEPT(cuKernelSetAttribute,
                 (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev), {
-                    (void)attrib;
-                    (void)val;
-                    (void)kernel;
                     (void)dev;
+                    rc = set_attribute(attrib, val, reinterpret_cast<Function*>(kernel));
                 })
 FAKECUDA_ACCEPT(cuKernelSetCacheConfig, (CUkernel kernel, CUfunc_cache config, CUdevice dev), {
     (void)kernel;
@@ -192,23 +291,10 @@ FAKECUDA_ACCEPT(cuFuncGetName, (const char** name, CUfunction hfunc), {
     else
         *name = reinterpret_cast<Function*>(hfunc)->name.c_str();
 })
-FAKECUDA_ACCEPT(cuFuncGetAttribute, (int* pi, CUfunction_attribute attrib, CUfunction hfunc), {
-    (void)hfunc;
-    if (pi == nullptr)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    else
-        *pi =
-            attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
-            : attrib == CU_FUNC_ATTRIBUTE_NUM_REGS            ? 32
-            : attrib == CU_FUNC_ATTRIBUTE_PTX_VERSION || attrib == CU_FUNC_ATTRIBUTE_BINARY_VERSION
-                ? 90
-                : 0;
-})
-FAKECUDA_ACCEPT(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value), {
-    (void)hfunc;
-    (void)attrib;
-    (void)value;
-})
+FAKECUDA_ACCEPT(cuFuncGetAttribute, (int* pi, CUfunction_attribute attrib, CUfunction hfunc),
+                { rc = get_attribute(pi, attrib, reinterpret_cast<Function*>(hfunc)); })
+FAKECUDA_ACCEPT(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value),
+                { rc = set_attribute(attrib, value, reinterpret_cast<Function*>(hfunc)); })
 FAKECUDA_ACCEPT(cuFuncSetCacheConfig, (CUfunction hfunc, CUfunc_cache config), {
     (void)hfunc;
     (void)config;
@@ -217,20 +303,43 @@ FAKECUDA_ACCEPT(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
                 (int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize,
                  unsigned int flags),
                 {
-                    (void)func;
-                    (void)dynamicSMemSize;
                     (void)flags;
-                    if (numBlocks == nullptr)
+                    if (numBlocks == nullptr || func == nullptr)
                         rc = CUDA_ERROR_INVALID_VALUE;
                     else
-                        *numBlocks = blockSize > 0 ? 2048 / blockSize : 1;
+                        *numBlocks = blocks_per_sm(blockSize, dynamicSMemSize);
                 })
 FAKECUDA_ACCEPT(cuOccupancyAvailableDynamicSMemPerBlock,
                 (size_t * dynamicSmemSize, CUfunction func, int numBlocks, int blockSize), {
-                    (void)func;
-                    (void)numBlocks;
-                    (void)blockSize;
-                    if (dynamicSmemSize != nullptr) *dynamicSmemSize = 232448;
+                    if (dynamicSmemSize == nullptr || func == nullptr || numBlocks <= 0 ||
+                        blockSize <= 0)
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    else
+                        *dynamicSmemSize = available_dynamic_shared(numBlocks, blockSize);
+                })
+FAKECUDA_ACCEPT(cuOccupancyMaxPotentialClusterSize,
+                (int* clusterSize, CUfunction func, const CUlaunchConfig* config), {
+                    if (clusterSize == nullptr || func == nullptr || config == nullptr) {
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    } else {
+                        const Function* f = reinterpret_cast<Function*>(func);
+                        const int limit = f->non_portable_cluster.load() != 0
+                                              ? kNonPortableClusterBlocks
+                                              : kPortableClusterBlocks;
+                        const int per_sm =
+                            blocks_per_sm(static_cast<int>(config->blockDimX * config->blockDimY *
+                                                           config->blockDimZ),
+                                          config->sharedMemBytes);
+                        *clusterSize = std::min(limit, per_sm * kGpcSms[0]);
+                    }
+                })
+FAKECUDA_ACCEPT(cuOccupancyMaxActiveClusters,
+                (int* numClusters, CUfunction func, const CUlaunchConfig* config), {
+                    if (numClusters == nullptr || func == nullptr || config == nullptr)
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    else
+                        rc = active_clusters(numClusters, reinterpret_cast<Function*>(func),
+                                             *config);
                 })
 
 #define FAKECUDA_LAUNCH_PARAMS                                                                     \
@@ -288,12 +397,10 @@ FAKECUDA_ACCEPT(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void* use
 // What cuBLASLt looks up by name on its libcuda handle (dlsym) besides the above.
 FAKECUDA_ACCEPT(cuOccupancyMaxActiveBlocksPerMultiprocessor,
                 (int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize), {
-                    (void)func;
-                    (void)dynamicSMemSize;
-                    if (numBlocks == nullptr)
+                    if (numBlocks == nullptr || func == nullptr)
                         rc = CUDA_ERROR_INVALID_VALUE;
                     else
-                        *numBlocks = blockSize > 0 ? 2048 / blockSize : 1;
+                        *numBlocks = blocks_per_sm(blockSize, dynamicSMemSize);
                 })
 // Tensor maps (TMA descriptors) are opaque to the program: any 128 bytes do.
 FAKECUDA_ACCEPT(cuTensorMapEncodeTiled,

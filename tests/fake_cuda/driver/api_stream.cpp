@@ -19,6 +19,7 @@ struct Node {
     CUgraphNodeType type;
     CUdeviceptr dptr;
     std::size_t bytes;
+    CUDA_KERNEL_NODE_PARAMS kernel{}; // kernel nodes: what was added or last set
 };
 struct Graph {
     std::mutex mutex;
@@ -289,6 +290,33 @@ FAKECUDA_STREAM_TWINS(cuStreamGetCaptureInfo_v3, cuStreamGetCaptureInfo_v3_ptsz,
                           if (edgeData_out != nullptr) *edgeData_out = nullptr;
                           if (numDependencies_out != nullptr) *numDependencies_out = 0;
                       })
+// The older capture-info ABIs, which the real driver still exports (cuBLASLt dlsyms _v2).
+#define FAKECUDA_CAPTURE_INFO_V2_BODY                                                              \
+    {                                                                                              \
+        Stream* s = stream_of(hStream, false);                                                     \
+        Graph* g = s != nullptr ? s->capture.load() : nullptr;                                     \
+        if (captureStatus_out != nullptr)                                                          \
+            *captureStatus_out =                                                                   \
+                g != nullptr ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;    \
+        if (id_out != nullptr) *id_out = s != nullptr ? s->id : 0;                                 \
+        if (graph_out != nullptr) *graph_out = reinterpret_cast<CUgraph>(g);                       \
+        if (dependencies_out != nullptr) *dependencies_out = nullptr;                              \
+        if (numDependencies_out != nullptr) *numDependencies_out = 0;                              \
+    }
+FAKECUDA_STREAM_TWINS(cuStreamGetCaptureInfo_v2, cuStreamGetCaptureInfo_v2_ptsz,
+                      (CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
+                       cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                       size_t* numDependencies_out),
+                      FAKECUDA_CAPTURE_INFO_V2_BODY)
+FAKECUDA_STREAM_TWINS(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_ptsz,
+                      (CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
+                       cuuint64_t* id_out),
+                      {
+                          CUgraph* graph_out = nullptr;
+                          const CUgraphNode** dependencies_out = nullptr;
+                          size_t* numDependencies_out = nullptr;
+                          FAKECUDA_CAPTURE_INFO_V2_BODY
+                      })
 FAKECUDA_ACCEPT(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode * mode), { (void)mode; })
 
 // --- graphs ----------------------------------------------------------------------------------
@@ -345,12 +373,62 @@ FAKECUDA_ACCEPT(cuGraphAddKernelNode_v2,
                 {
                     (void)dependencies;
                     (void)numDependencies;
-                    (void)nodeParams;
-                    if (hGraph == nullptr || phGraphNode == nullptr)
+                    if (hGraph == nullptr || phGraphNode == nullptr || nodeParams == nullptr) {
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    } else {
+                        Node* n = add_node(reinterpret_cast<Graph*>(hGraph),
+                                           CU_GRAPH_NODE_TYPE_KERNEL, 0, 0);
+                        n->kernel = *nodeParams;
+                        *phGraphNode = reinterpret_cast<CUgraphNode>(n);
+                    }
+                })
+// Kernel node parameters, in the CUDA 12 layout and the CUDA 10 one (no kern, no ctx) that the
+// real driver still exports under the unsuffixed names (cuBLASLt dlsyms those).
+FAKECUDA_ACCEPT(cuGraphKernelNodeGetParams_v2,
+                (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams), {
+                    const auto* n = reinterpret_cast<const Node*>(hNode);
+                    if (n == nullptr || nodeParams == nullptr ||
+                        n->type != CU_GRAPH_NODE_TYPE_KERNEL)
                         rc = CUDA_ERROR_INVALID_VALUE;
                     else
-                        *phGraphNode = reinterpret_cast<CUgraphNode>(add_node(
-                            reinterpret_cast<Graph*>(hGraph), CU_GRAPH_NODE_TYPE_KERNEL, 0, 0));
+                        *nodeParams = n->kernel;
+                })
+FAKECUDA_ACCEPT(
+    cuGraphKernelNodeGetParams, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1* nodeParams), {
+        const auto* n = reinterpret_cast<const Node*>(hNode);
+        if (n == nullptr || nodeParams == nullptr || n->type != CU_GRAPH_NODE_TYPE_KERNEL) {
+            rc = CUDA_ERROR_INVALID_VALUE;
+        } else {
+            const CUDA_KERNEL_NODE_PARAMS& k = n->kernel;
+            *nodeParams = {k.func,      k.gridDimX,  k.gridDimY,       k.gridDimZ,     k.blockDimX,
+                           k.blockDimY, k.blockDimZ, k.sharedMemBytes, k.kernelParams, k.extra};
+        }
+    })
+FAKECUDA_ACCEPT(cuGraphExecKernelNodeSetParams_v2,
+                (CUgraphExec hGraphExec, CUgraphNode hNode,
+                 const CUDA_KERNEL_NODE_PARAMS* nodeParams),
+                {
+                    auto* n = reinterpret_cast<Node*>(hNode);
+                    if (hGraphExec == nullptr || n == nullptr || nodeParams == nullptr ||
+                        n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    else
+                        n->kernel = *nodeParams;
+                })
+FAKECUDA_ACCEPT(cuGraphExecKernelNodeSetParams,
+                (CUgraphExec hGraphExec, CUgraphNode hNode,
+                 const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams),
+                {
+                    auto* n = reinterpret_cast<Node*>(hNode);
+                    if (hGraphExec == nullptr || n == nullptr || nodeParams == nullptr ||
+                        n->type != CU_GRAPH_NODE_TYPE_KERNEL) {
+                        rc = CUDA_ERROR_INVALID_VALUE;
+                    } else {
+                        const CUDA_KERNEL_NODE_PARAMS_v1& k = *nodeParams;
+                        n->kernel = {k.func,         k.gridDimX,  k.gridDimY,  k.gridDimZ,
+                                     k.blockDimX,    k.blockDimY, k.blockDimZ, k.sharedMemBytes,
+                                     k.kernelParams, k.extra,     nullptr,     nullptr};
+                    }
                 })
 FAKECUDA_ACCEPT(cuGraphMemAllocNodeGetParams,
                 (CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out), {
@@ -400,6 +478,24 @@ FAKECUDA_ACCEPT(cuGraphInstantiateWithFlags,
                     else
                         *phGraphExec = reinterpret_cast<CUgraphExec>(hGraph);
                 })
+// The CUDA 10 and 11 forms, with an error node and a log; still exported by the real driver.
+#define FAKECUDA_GRAPH_INSTANTIATE_V1_BODY                                                         \
+    {                                                                                              \
+        if (phErrorNode != nullptr) *phErrorNode = nullptr;                                        \
+        if (logBuffer != nullptr && bufferSize > 0) logBuffer[0] = '\0';                           \
+        if (phGraphExec == nullptr || hGraph == nullptr)                                           \
+            rc = CUDA_ERROR_INVALID_VALUE;                                                         \
+        else                                                                                       \
+            *phGraphExec = reinterpret_cast<CUgraphExec>(hGraph);                                  \
+    }
+FAKECUDA_ACCEPT(cuGraphInstantiate,
+                (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode* phErrorNode,
+                 char* logBuffer, size_t bufferSize),
+                FAKECUDA_GRAPH_INSTANTIATE_V1_BODY)
+FAKECUDA_ACCEPT(cuGraphInstantiate_v2,
+                (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode* phErrorNode,
+                 char* logBuffer, size_t bufferSize),
+                FAKECUDA_GRAPH_INSTANTIATE_V1_BODY)
 FAKECUDA_STREAM_TWINS(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz,
                       (CUgraphExec * phGraphExec, CUgraph hGraph,
                        CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams),
@@ -554,3 +650,82 @@ FAKECUDA_STREAM_TWINS(cuMemsetD2D32_v2, cuMemsetD2D32_v2_ptds,
                       (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
                        size_t Height),
                       { rc = fill2d(dstDevice, dstPitch, ui, Width, Height); })
+
+// --- stream memory operations ------------------------------------------------------------------
+// Work completes when issued, so a wait finds whatever the memory holds and goes on; writes
+// happen at once. The first ABI (8.0) and the second (11.7) take the same arguments.
+namespace {
+
+CUresult batch_mem_op(unsigned count, const CUstreamBatchMemOpParams* ops) {
+    if (count > 0 && ops == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < count; ++i) {
+        const CUstreamBatchMemOpParams& op = ops[i];
+        switch (op.operation) {
+        case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+            std::memcpy(ptr(op.writeValue.address), &op.writeValue.value, 4);
+            break;
+        case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+            std::memcpy(ptr(op.writeValue.address), &op.writeValue.value64, 8);
+            break;
+        case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+        case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+        case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+        case CU_STREAM_MEM_OP_BARRIER:
+            break;
+        default:
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+} // namespace
+
+#define FAKECUDA_MEM_OP_PARAMS                                                                     \
+    (CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+#define FAKECUDA_WAIT_BODY                                                                         \
+    {                                                                                              \
+        (void)stream, (void)value, (void)flags;                                                    \
+        if (addr == 0) rc = CUDA_ERROR_INVALID_VALUE;                                              \
+    }
+#define FAKECUDA_WRITE_BODY                                                                        \
+    {                                                                                              \
+        (void)stream, (void)flags;                                                                 \
+        if (addr == 0)                                                                             \
+            rc = CUDA_ERROR_INVALID_VALUE;                                                         \
+        else                                                                                       \
+            std::memcpy(ptr(addr), &value, sizeof value);                                          \
+    }
+FAKECUDA_STREAM_TWINS(cuStreamWaitValue32, cuStreamWaitValue32_ptsz, FAKECUDA_MEM_OP_PARAMS,
+                      FAKECUDA_WAIT_BODY)
+FAKECUDA_ACCEPT(cuStreamWaitValue32_v2, FAKECUDA_MEM_OP_PARAMS, FAKECUDA_WAIT_BODY)
+FAKECUDA_STREAM_TWINS(cuStreamWriteValue32, cuStreamWriteValue32_ptsz, FAKECUDA_MEM_OP_PARAMS,
+                      FAKECUDA_WRITE_BODY)
+FAKECUDA_ACCEPT(cuStreamWriteValue32_v2, FAKECUDA_MEM_OP_PARAMS, FAKECUDA_WRITE_BODY)
+#define FAKECUDA_BATCH_PARAMS                                                                      \
+    (CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags)
+#define FAKECUDA_BATCH_BODY                                                                        \
+    {                                                                                              \
+        (void)stream, (void)flags;                                                                 \
+        rc = batch_mem_op(count, paramArray);                                                      \
+    }
+FAKECUDA_STREAM_TWINS(cuStreamBatchMemOp, cuStreamBatchMemOp_ptsz, FAKECUDA_BATCH_PARAMS,
+                      FAKECUDA_BATCH_BODY)
+FAKECUDA_ACCEPT(cuStreamBatchMemOp_v2, FAKECUDA_BATCH_PARAMS, FAKECUDA_BATCH_BODY)
+
+// Prefetching moves nothing: managed memory is host memory here. CUDA 8 form (a device or
+// CU_DEVICE_CPU) and CUDA 12.2 form (a location).
+FAKECUDA_STREAM_TWINS(cuMemPrefetchAsync, cuMemPrefetchAsync_ptsz,
+                      (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream), {
+                          (void)hStream;
+                          if (devPtr == 0 || count == 0 ||
+                              (dstDevice != CU_DEVICE_CPU && !fakecuda::valid_device(dstDevice)))
+                              rc = CUDA_ERROR_INVALID_VALUE;
+                      })
+FAKECUDA_ACCEPT(cuMemPrefetchAsync_v2,
+                (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                 CUstream hStream),
+                {
+                    (void)location, (void)flags, (void)hStream;
+                    if (devPtr == 0 || count == 0) rc = CUDA_ERROR_INVALID_VALUE;
+                })

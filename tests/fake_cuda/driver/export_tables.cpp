@@ -14,7 +14,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -98,7 +100,17 @@ Slot g_tools_callbacks[7] = {size_slot(7), nullptr, slot(&hooks_buffer1), nullpt
                              nullptr,      nullptr, slot(&hooks_buffer2)};
 
 // --- tools TLS {42d85a81-23f6-cb47-8298-f6e78a3aecdc} ------------------------------------------
-Slot g_tools_tls[4] = {size_slot(4), nullptr, nullptr, nullptr};
+// Slot 2 hands out the calling thread's current context (cuBLASLt calls it on its first GEMM,
+// then asks the tools-context table 21318c60..., which the fake does not offer, for the
+// context's number; without that table it goes on as if no tool were attached).
+CUresult tools_tls_current_context(CUcontext* pctx) {
+    const Call call{call_id("export_tools_tls_current_context")};
+    CUresult rc = fakecuda::init_status();
+    if (rc == CUDA_SUCCESS && pctx == nullptr) rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) *pctx = fakecuda::primary_context(fakecuda::current_device());
+    return call.done(rc, "*pctx=%p", rc == CUDA_SUCCESS ? static_cast<void*>(*pctx) : nullptr);
+}
+Slot g_tools_tls[4] = {size_slot(4), nullptr, slot(&tools_tls_current_context), nullptr};
 
 // --- context-local storage {c693336e-1121-df11-a8c3-68f355d89593} ------------------------------
 // The runtime keeps its per-context state here: put(ctx, key, value, destructor), delete(ctx, key),
@@ -293,6 +305,40 @@ CUresult integrity_check(unsigned version, std::uint64_t unix_seconds, std::uint
     return call.done(CUDA_SUCCESS, "version=%u", version);
 }
 
+// --- tools context {21318c60-9714-3248-8ca6-41ff7324c8f2} --------------------------------------
+// cuBLASLt keys its per-context state by the number slot 4 gives a context (it gets the context
+// from tools TLS slot 2); without this table it finds no state and every GEMM heuristic fails
+// (CUBLAS_STATUS_NOT_SUPPORTED). The real driver's table is far larger; its other slots are
+// unknown here, so each of them says so on stderr and fails rather than run anything.
+constexpr std::size_t kToolsContextSlots = 95;
+
+CUresult tools_context_number(CUcontext ctx, std::uint64_t* number) {
+    const Call call{call_id("export_tools_context_number")};
+    const int device = fakecuda::device_of_context(ctx);
+    CUresult rc = fakecuda::init_status();
+    if (rc == CUDA_SUCCESS && number == nullptr) rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS && device < 0) rc = CUDA_ERROR_INVALID_CONTEXT;
+    if (rc == CUDA_SUCCESS) *number = static_cast<std::uint64_t>(device) + 1;
+    return call.done(rc, "ctx=%p, *number=%llu", static_cast<void*>(ctx),
+                     rc == CUDA_SUCCESS ? static_cast<unsigned long long>(*number) : 0ULL);
+}
+
+template <std::size_t N> CUresult unknown_tools_context_slot() {
+    char line[96];
+    const int n = std::snprintf(
+        line, sizeof line, "fakecuda: unimplemented slot %zu of export table 21318c60 called\n", N);
+    if (n > 0) [[maybe_unused]]
+        const ssize_t w = ::write(2, line, static_cast<std::size_t>(n));
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+template <std::size_t... I> auto tools_context_table(std::index_sequence<I...>) {
+    return std::array<Slot, sizeof...(I)>{(I == 0   ? size_slot(sizeof...(I))
+                                           : I == 4 ? slot(&tools_context_number)
+                                                    : slot(&unknown_tools_context_slot<I>))...};
+}
+const auto g_tools_context = tools_context_table(std::make_index_sequence<kToolsContextSlots>{});
+
 // --- asked by 13.0, never called -------------------------------------------------------------
 Slot g_unknown_f8cf[4] = {size_slot(4), nullptr, nullptr, nullptr};
 
@@ -327,6 +373,10 @@ const Table kTables[] = {
       0xf2},
      g_integrity,
      "integrity_check"},
+    {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8,
+      0xf2},
+     g_tools_context.data(),
+     "tools_context"},
     {{0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d,
       0xd9},
      g_unknown_f8cf,

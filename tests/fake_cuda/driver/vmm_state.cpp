@@ -6,16 +6,21 @@
 #include <map>
 #include <mutex>
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace fakecuda {
 namespace {
 
+// The bytes of a physical allocation are a memfd: each mapping of it maps that file at its
+// offset, so two mappings of one handle share their contents, as on a GPU, and pages exist only
+// once touched.
 struct Physical {
     std::size_t bytes;
     bool on_device;
     int device;
     long references;
     long mappings;
+    int fd;
 };
 
 struct Reservation {
@@ -60,6 +65,7 @@ void destroy_if_unused(State& s, std::map<CUmemGenericAllocationHandle, Physical
         credit_device(p.device, p.bytes);
     else
         credit_host_pinned(p.bytes);
+    ::close(p.fd);
     s.physical.erase(it);
 }
 
@@ -100,15 +106,24 @@ CUresult vmm_create(CUmemGenericAllocationHandle* handle, std::size_t bytes,
     if (const CUresult rc = vmm_check_prop(prop); rc != CUDA_SUCCESS) return rc;
     const bool on_device = prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
     const int device = on_device ? prop->location.id : -1;
+    const int fd = ::memfd_create("fakecuda-vmm", MFD_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        ::close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     if (on_device) {
-        if (!charge_device(device, bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+        if (!charge_device(device, bytes)) {
+            ::close(fd);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
     } else {
         charge_host_pinned(bytes);
     }
     State& s = state();
     const std::lock_guard lock(s.mutex);
     const CUmemGenericAllocationHandle h = s.next_handle++;
-    s.physical.emplace(h, Physical{bytes, on_device, device, 1, 0});
+    s.physical.emplace(h, Physical{bytes, on_device, device, 1, 0, fd});
     *handle = h;
     return CUDA_SUCCESS;
 }
@@ -177,6 +192,10 @@ CUresult vmm_map(CUdeviceptr address, std::size_t bytes, std::size_t offset,
     const auto next = s.mappings.lower_bound(address);
     if (next != s.mappings.end() && next->first < address + bytes) return CUDA_ERROR_INVALID_VALUE;
     if (mapping_at(s, address) != s.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
+    void* at = reinterpret_cast<void*>(address);
+    if (::mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, p->second.fd,
+               static_cast<off_t>(offset)) == MAP_FAILED)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     s.mappings.emplace(address, Mapping{bytes, handle});
     ++p->second.mappings;
     return CUDA_SUCCESS;
@@ -195,6 +214,9 @@ CUresult vmm_unmap(CUdeviceptr address, std::size_t bytes) noexcept {
         ++last;
     }
     if (covered != address + bytes) return CUDA_ERROR_INVALID_VALUE;
+    // Back to reserved, inaccessible address space.
+    ::mmap(reinterpret_cast<void*>(address), bytes, PROT_NONE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     for (auto it = first; it != last;) {
         const auto p = s.physical.find(it->second.handle);
         --p->second.mappings;
@@ -202,6 +224,19 @@ CUresult vmm_unmap(CUdeviceptr address, std::size_t bytes) noexcept {
         it = s.mappings.erase(it);
     }
     return CUDA_SUCCESS;
+}
+
+bool vmm_mapping_of(CUdeviceptr address, CUdeviceptr* start, std::size_t* bytes,
+                    int* device) noexcept {
+    State& s = state();
+    const std::lock_guard lock(s.mutex);
+    const auto m = mapping_at(s, address);
+    if (m == s.mappings.end()) return false;
+    const Physical& p = s.physical.at(m->second.handle);
+    *start = m->first;
+    *bytes = m->second.bytes;
+    *device = p.on_device ? p.device : -1;
+    return true;
 }
 
 CUresult vmm_check_mapped(CUdeviceptr address, std::size_t bytes) noexcept {

@@ -25,6 +25,10 @@ CUresult vmm_address_free(CUdeviceptr address, std::size_t bytes) noexcept;
 CUresult vmm_map(CUdeviceptr address, std::size_t bytes, std::size_t offset,
                  CUmemGenericAllocationHandle handle) noexcept;
 CUresult vmm_unmap(CUdeviceptr address, std::size_t bytes) noexcept;
+// The mapping that contains address: its start, size and device (-1 for host memory). False when
+// none does.
+bool vmm_mapping_of(CUdeviceptr address, CUdeviceptr* start, std::size_t* bytes,
+                    int* device) noexcept;
 // CUDA_SUCCESS only when [address, address + bytes) is entirely mapped.
 CUresult vmm_check_mapped(CUdeviceptr address, std::size_t bytes) noexcept;
 
