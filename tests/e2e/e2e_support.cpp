@@ -45,8 +45,9 @@ std::string Paths::source() {
 void exec_child(const std::vector<std::string>& argv, const RunOptions& options,
                 const std::string& dir) {
     if (options.preload) {
-        // A sanitizer runtime that must initialize before anything else (.ci/run's asan-ubsan stage:
-        // ASan arriving as the preload's dependency crashes in programs that list ld.so as NEEDED).
+        // A sanitizer runtime that must initialize before anything else (.ci/run's asan-ubsan
+        // stage: ASan arriving as the preload's dependency crashes in programs that list ld.so as
+        // NEEDED).
         std::string preload = Paths::preload();
         if (const char* first = getenv("GPULEAK_TEST_PRELOAD_FIRST"); first && *first)
             preload = std::string(first) + ":" + preload;
