@@ -59,6 +59,17 @@ void app_expect_managed_used(unsigned long long bytes) {
     APP_CHECK(actual == bytes, "%llu managed bytes in use, expected %llu", actual, bytes);
 }
 
+static int hidden_thunks_seen = 0;
+
+int app_hidden_thunks_seen(void) {
+    return hidden_thunks_seen;
+}
+
+static int hidden_pointers(void) {
+    const char* value = getenv("FAKECUDA_HIDDEN_POINTERS");
+    return value != NULL && strcmp(value, "1") == 0;
+}
+
 static void check_owner(const void* fn, const char* symbol, const char* module) {
     APP_CHECK(fn != NULL, "resolved pointer for %s is NULL", symbol != NULL ? symbol : "?");
     Dl_info info;
@@ -68,6 +79,19 @@ static void check_owner(const void* fn, const char* symbol, const char* module) 
         APP_CHECK(strstr(info.dli_fname, module) != NULL,
                   "%s resolved to %p in %s, expected a module like %s",
                   symbol != NULL ? symbol : "?", fn, info.dli_fname, module);
+    if (symbol != NULL && strstr(info.dli_fname, "libcuda.so.1") != NULL && hidden_pointers()) {
+        /* A cuGetProcAddress answer is then a thunk no exported name covers: the function it
+         * stands for must be `symbol` (dlsym answers are still the exported functions). */
+        void* (*unhide)(void*) = (void* (*)(void*))fake_symbol("fakecuda_unhide");
+        const void* target = unhide((void*)fn);
+        if (target != fn) {
+            APP_CHECK(info.dli_sname == NULL || info.dli_saddr != fn,
+                      "hidden thunk %p is exported as %s", fn, info.dli_sname);
+            APP_CHECK(dladdr(target, &info) != 0, "dladdr knows no module for %p", target);
+            fn = target;
+            ++hidden_thunks_seen;
+        }
+    }
     if (symbol != NULL && strstr(info.dli_fname, "libcuda.so.1") != NULL)
         APP_CHECK(info.dli_sname != NULL && info.dli_saddr == fn &&
                       strcmp(info.dli_sname, symbol) == 0,

@@ -51,6 +51,10 @@ void app_expect_resolved_in(const void* fn, const char* symbol, const char* modu
 /* For entry points a tracer may or may not wrap (cuInit): only the name check inside libcuda. */
 void app_expect_resolved_any(const void* fn, const char* symbol);
 
+/* How many resolved pointers the checks above found to be the fake driver's hidden thunks
+ * (FAKECUDA_HIDDEN_POINTERS=1), so that a program can prove the switch reached it. */
+int app_hidden_thunks_seen(void);
+
 /* 1 if a module whose path contains `name` is loaded in this process. */
 int app_module_loaded(const char* name);
 

@@ -31,6 +31,7 @@ Config load() {
         devices > static_cast<unsigned long long>(kMaxDevices) ? 1 : static_cast<int>(devices);
     c.capturing = flag("FAKECUDA_CAPTURING");
     c.log = flag("FAKECUDA_LOG");
+    c.hidden_pointers = flag("FAKECUDA_HIDDEN_POINTERS");
     return c;
 }
 

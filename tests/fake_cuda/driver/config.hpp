@@ -13,6 +13,8 @@ struct Config {
     int devices;                 // FAKECUDA_DEVICES: 0..kMaxDevices, default 1
     bool capturing;              // FAKECUDA_CAPTURING=1: every stream reports an active capture
     bool log;                    // FAKECUDA_LOG=1: one stderr line per call
+    bool hidden_pointers;        // FAKECUDA_HIDDEN_POINTERS=1: cuGetProcAddress answers with
+                                 // functions no exported name covers, as the real driver does
 };
 
 const Config& config();

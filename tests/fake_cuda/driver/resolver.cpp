@@ -9,7 +9,10 @@
 // which resolver was used.
 #include "call_log.hpp"
 #include "call_names.hpp"
+#include "config.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <span>
 #include <string_view>
 
@@ -490,6 +493,36 @@ const char* status_name(CUdriverProcAddressQueryResult status) {
     }
 }
 
+} // namespace
+
+extern "C" {
+// hidden_thunks.S: kHiddenThunks jumps of 16 bytes each, thunk i through target i.
+__attribute__((visibility("hidden"))) extern const unsigned char fakecuda_hidden_thunks[];
+__attribute__((visibility("hidden"))) void* fakecuda_hidden_targets[512];
+}
+
+namespace {
+
+constexpr size_t kHiddenThunks = 512;
+constexpr size_t kHiddenThunkBytes = 16;
+
+// The exported function, or under FAKECUDA_HIDDEN_POINTERS=1 a thunk to it that no exported name
+// covers (as the real driver's answers): a tracer must route by the name asked, not by dladdr().
+void* address_to_give(const Route& route) {
+#if defined(__x86_64__)
+    if (fakecuda::config().hidden_pointers) {
+        const size_t index = static_cast<size_t>(&route - routes().data());
+        if (index >= kHiddenThunks) {
+            std::fprintf(stderr, "fakecuda: more routes than hidden thunks (hidden_thunks.S)\n");
+            std::abort();
+        }
+        __atomic_store_n(&fakecuda_hidden_targets[index], route.fn, __ATOMIC_RELEASE);
+        return const_cast<unsigned char*>(fakecuda_hidden_thunks + index * kHiddenThunkBytes);
+    }
+#endif
+    return route.fn;
+}
+
 // The behaviour shared by all four resolvers; only the counter (and so the log name) differs.
 CUresult answer(const Call& call, const char* symbol, void** pfn, int version, cuuint64_t flags,
                 CUdriverProcAddressQueryResult* symbolStatus) {
@@ -504,7 +537,7 @@ CUresult answer(const Call& call, const char* symbol, void** pfn, int version, c
                          symbol != nullptr ? symbol : "(null)", version, flag_bits);
     }
     const Answer a = look_up(symbol, version, flags);
-    *pfn = a.route != nullptr ? a.route->fn : nullptr;
+    *pfn = a.route != nullptr ? address_to_give(*a.route) : nullptr;
     if (symbolStatus != nullptr) *symbolStatus = a.status;
     const std::string_view resolved =
         a.route != nullptr ? a.route->symbol : std::string_view{"NULL"};
@@ -525,6 +558,21 @@ CUresult self_resolver_v2(const char* symbol, void** pfn, int cudaVersion, cuuin
 }
 
 } // namespace
+
+extern "C" void* fakecuda_unhide(void* fn) {
+#if defined(__x86_64__)
+    const auto* at = static_cast<const unsigned char*>(fn);
+    if (at >= fakecuda_hidden_thunks &&
+        at < fakecuda_hidden_thunks + kHiddenThunks * kHiddenThunkBytes &&
+        (at - fakecuda_hidden_thunks) % kHiddenThunkBytes == 0) {
+        void* target = __atomic_load_n(
+            &fakecuda_hidden_targets[(at - fakecuda_hidden_thunks) / kHiddenThunkBytes],
+            __ATOMIC_ACQUIRE);
+        if (target != nullptr) return target;
+    }
+#endif
+    return fn;
+}
 
 CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) {
     const Call call{call_id("cuGetProcAddress")};

@@ -30,6 +30,12 @@ unsigned long long fakecuda_managed_used(void);
 /* Host bytes registered now with cuMemHostRegister (the program's memory, page-locked). */
 unsigned long long fakecuda_host_registered_used(void);
 
+/* The exported function a cuGetProcAddress answer stands for: under FAKECUDA_HIDDEN_POINTERS=1 the
+ * answer is a thunk no exported name covers, and this gives the function it jumps to; any other
+ * pointer comes back as it is. Lets a test check the ABI variant without dladdr naming the answer.
+ */
+void* fakecuda_unhide(void* fn);
+
 #ifdef __cplusplus
 }
 #endif

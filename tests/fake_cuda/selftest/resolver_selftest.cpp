@@ -7,6 +7,7 @@
 #include "selftest.hpp"
 #include <cudaTypedefs.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -141,11 +142,51 @@ void check_self_queries() {
     SELFTEST_CHECK(fakecuda_calls("noSuchFunction") == -1);
 }
 
+// FAKECUDA_HIDDEN_POINTERS=1: every answer is a function no exported name covers, and calling it
+// is calling the variant the name routes to (its own counter moves, its result comes back).
+void check_hidden_routes() {
+    for (const Case& c : kCases) {
+        void* fn = nullptr;
+        SELFTEST_CHECK(cuGetProcAddress_v2(c.name, &fn, c.version, c.flags, nullptr) ==
+                       CUDA_SUCCESS);
+        SELFTEST_CHECK(fn != nullptr && fn != dlsym(g_libcuda, c.expected));
+        Dl_info info{};
+        SELFTEST_CHECK(dladdr(fn, &info) == 0 || info.dli_saddr != fn);
+    }
+    void* init = nullptr;
+    void* alloc = nullptr;
+    void* release = nullptr;
+    SELFTEST_CHECK(cuGetProcAddress_v2("cuInit", &init, 12000, 0, nullptr) == CUDA_SUCCESS);
+    SELFTEST_CHECK(cuGetProcAddress_v2("cuMemAlloc", &alloc, 12000, 0, nullptr) == CUDA_SUCCESS);
+    SELFTEST_CHECK(cuGetProcAddress_v2("cuMemFree", &release, 12000, 0, nullptr) == CUDA_SUCCESS);
+    SELFTEST_CHECK(reinterpret_cast<PFN_cuInit_v2000>(init)(0) == CUDA_SUCCESS);
+    CUdevice device = 0;
+    CUcontext context = nullptr;
+    SELFTEST_CHECK(cuDeviceGet(&device, 0) == CUDA_SUCCESS);
+    SELFTEST_CHECK(cuDevicePrimaryCtxRetain(&context, device) == CUDA_SUCCESS);
+    SELFTEST_CHECK(cuCtxSetCurrent(context) == CUDA_SUCCESS);
+    const long allocs_before = fakecuda_calls("cuMemAlloc_v2");
+    const unsigned long long used_before = fakecuda_device_used(0);
+    CUdeviceptr p = 0;
+    SELFTEST_CHECK(reinterpret_cast<PFN_cuMemAlloc_v3020>(alloc)(&p, 4096) == CUDA_SUCCESS);
+    SELFTEST_CHECK(p != 0 && fakecuda_calls("cuMemAlloc_v2") == allocs_before + 1);
+    SELFTEST_CHECK(fakecuda_device_used(0) == used_before + 4096);
+    SELFTEST_CHECK(reinterpret_cast<PFN_cuMemFree_v3020>(release)(p) == CUDA_SUCCESS);
+    SELFTEST_CHECK(fakecuda_device_used(0) == used_before);
+    // An argument error is still the callee's to report.
+    SELFTEST_CHECK(reinterpret_cast<PFN_cuMemFree_v3020>(release)(p) == CUDA_ERROR_INVALID_VALUE);
+}
+
 } // namespace
 
 int main() {
     g_libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     SELFTEST_CHECK(g_libcuda != nullptr);
+    if (const char* hidden = std::getenv("FAKECUDA_HIDDEN_POINTERS");
+        hidden && std::strcmp(hidden, "1") == 0) {
+        check_hidden_routes();
+        return 0;
+    }
     check_routes();
     check_failures();
     check_self_queries();
