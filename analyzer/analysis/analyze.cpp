@@ -27,22 +27,63 @@ void add_frame_sources(Report& r) {
         }
 }
 
-} // namespace
+bool wanted(const AnalyzeOptions& options, const LoadedTrace& trace) {
+    return options.pids.empty() || std::find(options.pids.begin(), options.pids.end(),
+                                             trace.process.pid) != options.pids.end();
+}
 
-bool analyze(const std::string& path, const AnalyzeOptions& options, Analysis& a,
-             std::string& error) {
-    if (!load_trace(path, a.trace, error)) return false;
-    if (!options.pids.empty() && std::find(options.pids.begin(), options.pids.end(),
-                                           a.trace.process.pid) == options.pids.end()) {
-        a.skipped = true;
-        return true;
-    }
+// A fresh symbolizer and site table: nothing asked of them yet, so sites are made, and modules
+// opened, in the order the events ask.
+void make_sites(Analysis& a, const AnalyzeOptions& options) {
     a.symbolizer = std::make_unique<Symbolizer>();
     if (options.read_modules)
         for (const auto& m : a.trace.modules)
             a.symbolizer->add_module(m);
     a.sites = std::make_unique<SiteTable>(a.trace, *a.symbolizer, options.stacks);
-    a.loops = find_loops(a.trace, *a.sites, options.loops);
+}
+
+// Loops are found in pass 1, on its events in pass 2's order, once the process-wide stream has
+// given every module.
+class LoopsInPass1 : public TraceListener {
+public:
+    LoopsInPass1(Analysis& a, const AnalyzeOptions& options) : a_(a), options_(options) {}
+    void on_globals(LoadedTrace& trace) override {
+        if (!wanted(options_, trace)) return;
+        make_sites(a_, options_);
+        pass_ = std::make_unique<LoopPass>(trace, *a_.sites, options_.loops, true);
+    }
+    void on_event(const Event& e) override {
+        if (pass_) pass_->on_event(e);
+    }
+    // The pass's loops, unless something it met while pass 1 was still reading could have been
+    // read otherwise with the whole trace known (analysis/loops.h's find_loops is then run).
+    std::unique_ptr<LoopPass> take() {
+        if (pass_ && (a_.trace.late_definitions || !pass_->definitions_complete())) pass_.reset();
+        return std::move(pass_);
+    }
+
+private:
+    Analysis& a_;
+    const AnalyzeOptions& options_;
+    std::unique_ptr<LoopPass> pass_;
+};
+
+} // namespace
+
+bool analyze(const std::string& path, const AnalyzeOptions& options, Analysis& a,
+             std::string& error) {
+    LoopsInPass1 listener(a, options);
+    if (!load_trace(path, a.trace, error, &listener)) return false;
+    if (!wanted(options, a.trace)) {
+        a.skipped = true;
+        return true;
+    }
+    if (std::unique_ptr<LoopPass> pass = listener.take()) {
+        a.loops = pass->finish();
+    } else {
+        make_sites(a, options);
+        a.loops = find_loops(a.trace, *a.sites, options.loops);
+    }
 
     Report& r = a.report;
     r.trace_path = a.trace.path;

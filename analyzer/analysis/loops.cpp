@@ -331,17 +331,25 @@ struct SiteThread {
 
 } // namespace
 
-Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& options) {
+struct LoopPass::State {
+    LoadedTrace& trace;
+    SiteTable& sites;
+    const LoopOptions& options;
     Loops out;
-    out.warmup = options.warmup;
-    out.markers = trace.markers.size();
-    LoopFinder finder(sites.calls());
-    SiteCache cache(trace, sites);
-    std::vector<std::vector<uint64_t>> site_starts(options.site_locations.size());
-    std::vector<std::vector<int8_t>> passes(options.site_locations.size());
+    LoopFinder finder;
+    SiteCache cache;
+    std::vector<std::vector<uint64_t>> site_starts;
+    std::vector<std::vector<int8_t>> passes;
     std::unordered_map<uint64_t, SiteThread> seen;
     std::vector<uint64_t> order; // site-thread keys in order of first allocation
-    for_each_event(trace, [&](const Event& e) {
+
+    State(LoadedTrace& t, SiteTable& s, const LoopOptions& o, bool check)
+        : trace(t), sites(s), options(o), finder(s.calls()), cache(t, s, check),
+          site_starts(o.site_locations.size()), passes(o.site_locations.size()) {
+        out.warmup = o.warmup;
+    }
+
+    void on_event(const Event& e) {
         out.end_ts = e.record->ts;
         if (e.record->tag != format::Tag::Alloc) return;
         uint64_t ts = e.record->ts;
@@ -359,58 +367,88 @@ Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& option
             if (passes[i][site] && (site_starts[i].empty() || site_starts[i].back() != ts))
                 site_starts[i].push_back(ts);
         }
-    });
-    out.loops = finder.finish(out.end_ts);
-    // A loop still running when the program's last allocation came ends there: what follows is
-    // the program's teardown, which frees what the loop held.
-    for (Loop& l : out.loops)
-        if (l.runs_to_end) l.end_ts = out.teardown_ts + 1;
-    size_t inferred = out.loops.size();
-    auto add_marked = [&](std::string source, std::string name, std::vector<uint64_t> starts) {
-        if (starts.empty()) return;
-        Loop l;
-        l.id = static_cast<uint32_t>(out.loops.size());
-        l.source = std::move(source);
-        l.name = std::move(name);
-        l.starts = std::move(starts);
-        l.run_starts = {1};
-        // Its last iteration lasts as long as a typical one (several marked loops one after
-        // another must not overlap), the program's teardown at the latest.
-        std::vector<uint64_t> gaps;
-        for (size_t i = 1; i < l.starts.size(); ++i)
-            gaps.push_back(l.starts[i] - l.starts[i - 1]);
-        uint64_t end = out.teardown_ts + 1;
-        if (!gaps.empty()) {
-            std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-            end = std::min(end, l.starts.back() + gaps[gaps.size() / 2]);
-        }
-        l.end_ts = std::max(end, l.starts.back());
-        l.runs_to_end = l.end_ts == out.teardown_ts + 1;
-        out.loops.push_back(std::move(l));
-    };
-    std::map<std::string, std::vector<uint64_t>> by_name;
-    for (const auto& m : trace.markers)
-        by_name[m.name].push_back(m.ts);
-    for (auto& [name, starts] : by_name)
-        add_marked("markers", name, std::move(starts));
-    for (size_t i = 0; i < options.site_locations.size(); ++i)
-        add_marked("site", options.site_locations[i], std::move(site_starts[i]));
-    for (uint64_t key : order) {
-        const SiteThread& st = seen[key];
-        // A marked loop whose span holds the first allocation; the finer one if several do.
-        int64_t loop = -1;
-        for (size_t i = inferred; i < out.loops.size(); ++i) {
-            const Loop& l = out.loops[i];
-            if (st.first_ts < l.starts.front() || st.first_ts > l.end_ts) continue;
-            if (loop < 0 || l.iterations() > out.loops[loop].iterations())
-                loop = static_cast<int64_t>(i);
-        }
-        if (loop < 0) loop = finder.loop_of(st.thread, sites.site(st.site).path);
-        if (loop >= 0) out.by_site_thread[key] = static_cast<uint32_t>(loop);
-        if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
-            out.loops[loop].allocations += st.allocations;
     }
-    return out;
+
+    Loops finish() {
+        out.markers = trace.markers.size();
+        out.loops = finder.finish(out.end_ts);
+        // A loop still running when the program's last allocation came ends there: what follows
+        // is the program's teardown, which frees what the loop held.
+        for (Loop& l : out.loops)
+            if (l.runs_to_end) l.end_ts = out.teardown_ts + 1;
+        size_t inferred = out.loops.size();
+        auto add_marked = [&](std::string source, std::string name, std::vector<uint64_t> starts) {
+            if (starts.empty()) return;
+            Loop l;
+            l.id = static_cast<uint32_t>(out.loops.size());
+            l.source = std::move(source);
+            l.name = std::move(name);
+            l.starts = std::move(starts);
+            l.run_starts = {1};
+            // Its last iteration lasts as long as a typical one (several marked loops one after
+            // another must not overlap), the program's teardown at the latest.
+            std::vector<uint64_t> gaps;
+            for (size_t i = 1; i < l.starts.size(); ++i)
+                gaps.push_back(l.starts[i] - l.starts[i - 1]);
+            uint64_t end = out.teardown_ts + 1;
+            if (!gaps.empty()) {
+                std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+                end = std::min(end, l.starts.back() + gaps[gaps.size() / 2]);
+            }
+            l.end_ts = std::max(end, l.starts.back());
+            l.runs_to_end = l.end_ts == out.teardown_ts + 1;
+            out.loops.push_back(std::move(l));
+        };
+        std::map<std::string, std::vector<uint64_t>> by_name;
+        for (const auto& m : trace.markers)
+            by_name[m.name].push_back(m.ts);
+        for (auto& [name, starts] : by_name)
+            add_marked("markers", name, std::move(starts));
+        for (size_t i = 0; i < options.site_locations.size(); ++i)
+            add_marked("site", options.site_locations[i], std::move(site_starts[i]));
+        for (uint64_t key : order) {
+            const SiteThread& st = seen[key];
+            // A marked loop whose span holds the first allocation; the finer one if several do.
+            int64_t loop = -1;
+            for (size_t i = inferred; i < out.loops.size(); ++i) {
+                const Loop& l = out.loops[i];
+                if (st.first_ts < l.starts.front() || st.first_ts > l.end_ts) continue;
+                if (loop < 0 || l.iterations() > out.loops[loop].iterations())
+                    loop = static_cast<int64_t>(i);
+            }
+            if (loop < 0) loop = finder.loop_of(st.thread, sites.site(st.site).path);
+            if (loop >= 0) out.by_site_thread[key] = static_cast<uint32_t>(loop);
+            if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
+                out.loops[loop].allocations += st.allocations;
+        }
+        return std::move(out);
+    }
+};
+
+LoopPass::LoopPass(LoadedTrace& trace, SiteTable& sites, const LoopOptions& options,
+                   bool check_definitions)
+    : state_(new State(trace, sites, options, check_definitions)) {}
+
+LoopPass::~LoopPass() {
+    delete state_;
+}
+
+void LoopPass::on_event(const Event& e) {
+    state_->on_event(e);
+}
+
+bool LoopPass::definitions_complete() const {
+    return !state_->cache.missing_definitions();
+}
+
+Loops LoopPass::finish() {
+    return state_->finish();
+}
+
+Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& options) {
+    LoopPass pass(trace, sites, options);
+    for_each_event(trace, [&](const Event& e) { pass.on_event(e); });
+    return pass.finish();
 }
 
 std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& calls) {

@@ -108,6 +108,30 @@ struct Loops {
     int64_t main_loop() const;
 };
 
+struct Event;
+
+// What find_loops does with each event, apart from the pass that delivers them: pass 1 hands it
+// its events as it reads them (analysis/analyze.cpp), so that loops cost no pass of their own.
+class LoopPass {
+public:
+    // `check_definitions`: note whether a stack's definitions were all there when its first event
+    // came (in pass 1 a code object may be defined by another thread after a stack using it).
+    LoopPass(LoadedTrace& trace, SiteTable& sites, const LoopOptions& options,
+             bool check_definitions = false);
+    ~LoopPass();
+    LoopPass(const LoopPass&) = delete;
+    LoopPass& operator=(const LoopPass&) = delete;
+
+    void on_event(const Event& e); // every timed record, in pass 2's order
+    // False if a site was made before all of its definitions were read (check_definitions).
+    bool definitions_complete() const;
+    Loops finish();
+
+private:
+    struct State;
+    State* state_;
+};
+
 // One pass over the trace's events.
 Loops find_loops(LoadedTrace& trace, SiteTable& sites, const LoopOptions& options);
 

@@ -14,7 +14,11 @@ namespace gpuleak::analyzer {
 
 class SiteCache {
 public:
-    SiteCache(const LoadedTrace& trace, SiteTable& sites) : trace_(trace), sites_(sites) {}
+    // `check_definitions`: on each stack's first event, note whether everything its site is made
+    // of was defined yet (pass 1 makes sites while it reads the definitions).
+    SiteCache(const LoadedTrace& trace, SiteTable& sites, bool check_definitions = false)
+        : trace_(trace), sites_(sites), check_(check_definitions) {}
+    bool missing_definitions() const { return missing_; }
 
     uint32_t site(uint32_t thread, uint64_t stack, uint64_t py_stack) {
         // Native-only stacks: an array read per event. A thread's valid stack ids are dense and
@@ -49,11 +53,21 @@ private:
     };
 
     uint32_t lookup(uint32_t thread, uint64_t stack, uint64_t py_stack) {
-        return sites_.site_for(trace_.native_node(thread, stack), trace_.py_node(thread, py_stack));
+        uint32_t native = trace_.native_node(thread, stack);
+        uint32_t py = trace_.py_node(thread, py_stack);
+        if (check_) {
+            // A thread defines its own stacks before it uses them; a code object may have been
+            // defined by another thread that pass 1 has not read so far.
+            if ((stack && !native) || (py_stack && !py)) missing_ = true;
+            for (uint32_t n = py; n && !missing_; n = trace_.py_nodes[n].parent)
+                missing_ = !trace_.py_code.count(trace_.py_nodes[n].code_id);
+        }
+        return sites_.site_for(native, py);
     }
 
     const LoadedTrace& trace_;
     SiteTable& sites_;
+    bool check_ = false, missing_ = false;
     std::vector<std::vector<uint32_t>>
         native_only_; // [thread][stack] -> site + 1, 0 = not asked yet
     std::unordered_map<Key, uint32_t, KeyHash> other_;

@@ -29,7 +29,7 @@ public:
 
     // Moves to the next timed record; false at the end of the thread's blocks. The record before
     // stays valid until the following advance (two buffers), so a reader may look one event ahead.
-    bool advance(format::TraceFile& file, std::vector<std::string>& warnings) {
+    bool advance(format::TraceFile& file, std::vector<std::string>& warnings, RecordSink* sink) {
         for (;;) {
             if (cursor_) {
                 format::Record& r = records_[!current_];
@@ -42,19 +42,27 @@ public:
                     // announces itself: from here on the slot's events are another thread's.
                     if (r.tag == format::Tag::Thread && ++announced_ > 1)
                         lane_ = static_cast<uint32_t>(announced_ - 1) << 16 | thread_;
+                    if (sink) sink->untimed(*block_, r);
                 }
-                if (!cursor_->error().empty())
-                    warnings.push_back("malformed record in thread " + std::to_string(thread_) +
-                                       ": " + cursor_->error());
+                if (!cursor_->error().empty()) {
+                    if (sink)
+                        sink->block_error(*block_, true, cursor_->error());
+                    else
+                        warnings.push_back("malformed record in thread " + std::to_string(thread_) +
+                                           ": " + cursor_->error());
+                }
                 cursor_.reset();
             }
             if (next_block_ >= blocks_.size()) return false;
-            const format::BlockRef* b = blocks_[next_block_++];
-            if (!file.load(*b, payload_)) {
-                warnings.push_back(file.error());
+            block_ = blocks_[next_block_++];
+            if (!file.load(*block_, payload_)) {
+                if (sink)
+                    sink->block_error(*block_, false, file.error());
+                else
+                    warnings.push_back(file.error());
                 continue;
             }
-            cursor_.emplace(payload_.data(), payload_.data() + payload_.size(), b->first_ts);
+            cursor_.emplace(payload_.data(), payload_.data() + payload_.size(), block_->first_ts);
         }
     }
 
@@ -68,14 +76,15 @@ private:
     uint64_t announced_ = 0;
     std::vector<const format::BlockRef*> blocks_;
     size_t next_block_ = 0;
+    const format::BlockRef* block_ = nullptr; // the one being read
     std::vector<uint8_t> payload_;
     std::optional<format::RecordCursor> cursor_;
     format::Record records_[2];
     bool current_ = false;
 };
 
-EventStream::EventStream(LoadedTrace& trace)
-    : trace_(trace), warnings_before_(trace.warnings.size()) {
+EventStream::EventStream(LoadedTrace& trace, RecordSink* sink)
+    : trace_(trace), sink_(sink), warnings_before_(trace.warnings.size()) {
     std::map<uint32_t, std::vector<const format::BlockRef*>> by_thread;
     for (const auto& b : trace.file.blocks())
         if (b.thread_index != format::kGlobalThreadIndex) by_thread[b.thread_index].push_back(&b);
@@ -92,7 +101,7 @@ EventStream::EventStream(LoadedTrace& trace)
 }
 
 bool EventStream::advance(size_t stream) {
-    if (!streams_[stream]->advance(trace_.file, trace_.warnings)) return false;
+    if (!streams_[stream]->advance(trace_.file, trace_.warnings, sink_)) return false;
     head_ts_[stream] = streams_[stream]->record().ts;
     return true;
 }

@@ -24,10 +24,22 @@ struct Event {
 // Records with a timestamp: the events pass 2 delivers (from recording threads only).
 bool is_timed(format::Tag tag);
 
+// For a reader of every record (pass 1, which reads the definitions in the same merge): the records
+// between the timed ones, as each thread's stream reaches them, and the blocks it could not read.
+// Without one, the stream skips those records and adds its own warnings to the trace.
+class RecordSink {
+public:
+    virtual ~RecordSink() = default;
+    virtual void untimed(const format::BlockRef& block, const format::Record& r) = 0;
+    // `malformed`: the block's records stop at a malformed one; else the block could not be loaded.
+    virtual void block_error(const format::BlockRef& block, bool malformed,
+                             const std::string& error) = 0;
+};
+
 // The merge itself. Ties in time go to the lower thread index, then to the thread's own order.
 class EventStream {
 public:
-    explicit EventStream(LoadedTrace& trace);
+    explicit EventStream(LoadedTrace& trace, RecordSink* sink = nullptr);
     ~EventStream();
     EventStream(const EventStream&) = delete;
     EventStream& operator=(const EventStream&) = delete;
@@ -54,6 +66,7 @@ private:
     static constexpr size_t kNoStream = ~size_t{0};
 
     LoadedTrace& trace_;
+    RecordSink* sink_;
     size_t warnings_before_;
     std::vector<std::unique_ptr<ThreadStream>> streams_;
     std::vector<uint64_t> head_ts_; // per stream, the time of its head

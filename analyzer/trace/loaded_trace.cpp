@@ -20,39 +20,6 @@ struct PairHash {
     }
 };
 
-// Pass 1's allocation counts of the thread being read (blocks come thread by thread).
-class ThreadAllocations {
-public:
-    explicit ThreadAllocations(std::vector<StackAllocations>& out) : out_(out) {}
-
-    void start_thread(uint32_t thread) {
-        thread_ = thread;
-        ordinal_ = 0;
-        index_.clear();
-        last_ = kNone;
-    }
-    // Every timed record of the thread, in order.
-    void timed(const format::Record& r) {
-        uint64_t ordinal = ordinal_++;
-        if (r.tag != format::Tag::Alloc) return;
-        // A loop allocating from one stack over and over meets the same entry again.
-        if (last_ == kNone || out_[last_].stack != r.stack || out_[last_].py_stack != r.py_stack) {
-            auto [it, fresh] = index_.try_emplace({r.stack, r.py_stack}, out_.size());
-            if (fresh) out_.push_back({thread_, r.stack, r.py_stack, 0, r.ts, ordinal});
-            last_ = it->second;
-        }
-        out_[last_].count += 1;
-    }
-
-private:
-    static constexpr size_t kNone = ~size_t{0};
-    std::vector<StackAllocations>& out_;
-    uint32_t thread_ = 0;
-    uint64_t ordinal_ = 0;
-    std::unordered_map<std::pair<uint64_t, uint64_t>, size_t, PairHash> index_;
-    size_t last_ = kNone;
-};
-
 } // namespace
 
 void LocalIds::set(uint32_t thread, uint64_t local, uint32_t global) {
@@ -120,16 +87,17 @@ void warn_about_missing_blocks(LoadedTrace& t, const std::vector<size_t>& order)
 } // namespace
 
 namespace {
-bool read_definitions(LoadedTrace& t, std::string& error);
+bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listener);
 } // namespace
 
-bool load_trace(const std::string& path, LoadedTrace& t, std::string& error) {
+bool load_trace(const std::string& path, LoadedTrace& t, std::string& error,
+                TraceListener* listener) {
     t.path = path;
     if (!t.file.open(path)) {
         error = t.file.error();
         return false;
     }
-    return read_definitions(t, error);
+    return read_definitions(t, error, listener);
 }
 
 bool load_trace(const std::string& name, std::vector<uint8_t> bytes, LoadedTrace& t,
@@ -139,12 +107,168 @@ bool load_trace(const std::string& name, std::vector<uint8_t> bytes, LoadedTrace
         error = t.file.error();
         return false;
     }
-    return read_definitions(t, error);
+    return read_definitions(t, error, nullptr);
 }
 
 namespace {
 
-bool read_definitions(LoadedTrace& t, std::string& error) {
+// Pass 1's handling of the records that are not events. A record of the process-wide stream, or
+// of a thread read thread by thread, takes effect at once (`in_order`). Read in the time-ordered
+// merge, records whose effect depends on their order across threads (the first process record,
+// the last Python version or code object, modules and warnings in the order of their threads) are
+// applied as reading thread by thread, in the order of the threads and their blocks, would apply
+// them, so that the trace read either way is the same.
+class Definitions : public RecordSink {
+public:
+    explicit Definitions(LoadedTrace& t) : t_(t) {}
+
+    void define(const format::BlockRef& b, const format::Record& r, bool in_order) {
+        const uint32_t thread = b.thread_index;
+        switch (r.tag) {
+        case format::Tag::Process:
+            // The first in thread order: the process-wide stream's, else the lowest thread's.
+            if (!t_.have_process || (!in_order && thread < process_thread_)) {
+                t_.process = {r.pid, r.ppid, r.start_unix_ns, r.text, r.strings, r.strings2};
+                t_.have_process = true;
+                process_thread_ = thread;
+            }
+            break;
+        case format::Tag::Module:
+            if (in_order) {
+                t_.modules.push_back({r.text, r.address, r.blob, r.segments});
+            } else {
+                t_.late_definitions = true;
+                later_.push_back({thread, {}, {r.text, r.address, r.blob, r.segments}});
+            }
+            break;
+        case format::Tag::StackNode: {
+            uint32_t parent = t_.native_node(thread, r.parent);
+            auto [it, fresh] = native_edges_.try_emplace({parent, r.ip}, 0);
+            if (fresh) {
+                it->second = static_cast<uint32_t>(t_.native_nodes.size());
+                t_.native_nodes.push_back({parent, r.ip});
+            }
+            if (uint32_t before = t_.native_node(thread, r.id); before && before != it->second)
+                t_.late_definitions = true;
+            t_.native_local.set(thread, r.id, it->second);
+            break;
+        }
+        case format::Tag::PyCode: {
+            PyCode code{r.text, r.text2, static_cast<int>(r.line_or_offset), r.blob};
+            auto [it, added] = t_.py_code.try_emplace(r.ip);
+            if (!added &&
+                (it->second.filename != code.filename || it->second.qualname != code.qualname ||
+                 it->second.firstlineno != code.firstlineno ||
+                 it->second.linetable != code.linetable))
+                t_.late_definitions = true;
+            // The last in thread order.
+            auto [from, fresh] = py_code_thread_.try_emplace(r.ip, thread);
+            if (!fresh && !in_order && thread < from->second) break;
+            from->second = thread;
+            it->second = std::move(code);
+            break;
+        }
+        case format::Tag::PyStackNode: {
+            uint32_t parent = t_.py_node(thread, r.parent);
+            uint64_t key = r.ip << 33 |
+                           static_cast<uint64_t>(static_cast<uint32_t>(r.line_or_offset)) << 1 |
+                           (r.is_entry ? 1 : 0);
+            auto [it, fresh] = py_edges_.try_emplace({parent, key}, 0);
+            if (fresh) {
+                it->second = static_cast<uint32_t>(t_.py_nodes.size());
+                t_.py_nodes.push_back(
+                    {parent, r.ip, static_cast<int32_t>(r.line_or_offset), r.is_entry});
+            }
+            if (uint32_t before = t_.py_node(thread, r.id); before && before != it->second)
+                t_.late_definitions = true;
+            t_.py_local.set(thread, r.id, it->second);
+            break;
+        }
+        case format::Tag::PyInfo:
+            // The last in thread order.
+            if (!in_order) {
+                t_.late_definitions = true;
+                if (have_py_info_ && thread < py_info_thread_) break;
+            }
+            t_.py_version_hex = static_cast<uint32_t>(r.count);
+            have_py_info_ = true;
+            py_info_thread_ = thread;
+            break;
+        case format::Tag::TraceEnd:
+            t_.clean_end = true;
+            break;
+        case format::Tag::Capped:
+            warn(thread, in_order,
+                 "trace capped at " + std::to_string(r.count) +
+                     " bytes (GPULEAK_MAX_BYTES or the file size limit): later events were not "
+                     "recorded");
+            break;
+        default:
+            break;
+        }
+    }
+
+    void block_error(const format::BlockRef& b, bool malformed, const std::string& error,
+                     bool in_order) {
+        if (b.thread_index != format::kGlobalThreadIndex) t_.late_definitions = true;
+        warn(b.thread_index, in_order,
+             malformed
+                 ? "malformed record in block at offset " + std::to_string(b.offset) + ": " + error
+                 : error);
+    }
+
+    // The merge's records.
+    void untimed(const format::BlockRef& b, const format::Record& r) override {
+        define(b, r, false);
+    }
+    void block_error(const format::BlockRef& b, bool malformed, const std::string& error) override {
+        block_error(b, malformed, error, false);
+    }
+
+    // After the merge: its modules and warnings, in thread order.
+    void finish() {
+        std::stable_sort(later_.begin(), later_.end(),
+                         [](const Later& a, const Later& b) { return a.thread < b.thread; });
+        for (Later& l : later_) {
+            if (l.warning.empty())
+                t_.modules.push_back(std::move(l.module));
+            else
+                t_.warnings.push_back(std::move(l.warning));
+        }
+        later_.clear();
+    }
+
+private:
+    struct Later {
+        uint32_t thread;
+        std::string warning; // empty: a module
+        ModuleInfo module;
+    };
+    void warn(uint32_t thread, bool in_order, std::string warning) {
+        if (in_order)
+            t_.warnings.push_back(std::move(warning));
+        else
+            later_.push_back({thread, std::move(warning), {}});
+    }
+
+    LoadedTrace& t_;
+    std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> native_edges_, py_edges_;
+    uint32_t process_thread_ = 0;
+    std::unordered_map<uint64_t, uint32_t> py_code_thread_;
+    bool have_py_info_ = false;
+    uint32_t py_info_thread_ = 0;
+    std::vector<Later> later_;
+};
+
+// A marker with its place in thread order, which breaks ties in time.
+struct PendingMarker {
+    uint64_t ts;
+    uint32_t thread;
+    size_t n;
+    std::string name;
+};
+
+bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listener) {
     t.file.index_blocks();
     if (!t.file.damage().empty())
         t.warnings.push_back("trace is damaged or was cut short (" + t.file.damage() +
@@ -158,88 +282,56 @@ bool read_definitions(LoadedTrace& t, std::string& error) {
                std::tie(blocks[b].thread_index, blocks[b].sequence);
     });
     warn_about_missing_blocks(t, order);
-    std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> native_edges, py_edges;
+    // A thread with two blocks of one sequence number is read in the order of the file, which the
+    // merge does not promise: such a trace is read thread by thread.
+    bool repeated_sequence = false;
+    for (size_t i = 1; i < order.size(); ++i)
+        repeated_sequence |= blocks[order[i]].thread_index != format::kGlobalThreadIndex &&
+                             blocks[order[i]].thread_index == blocks[order[i - 1]].thread_index &&
+                             blocks[order[i]].sequence == blocks[order[i - 1]].sequence;
+    Definitions definitions(t);
+    std::vector<PendingMarker> markers;
     std::vector<uint8_t> payload;
     format::Record r;
-    ThreadAllocations allocations(t.alloc_stacks);
-    uint32_t current_thread = format::kGlobalThreadIndex;
     for (size_t index : order) {
         const format::BlockRef& b = blocks[index];
         // Pass 2 merges the recording threads' timed records; thread 0's are not events.
         bool events = b.thread_index != format::kGlobalThreadIndex;
-        if (events && b.thread_index != current_thread)
-            allocations.start_thread(current_thread = b.thread_index);
+        if (events && !repeated_sequence) break; // the threads come last, merged below
         if (!t.file.load(b, payload)) {
-            t.warnings.push_back(t.file.error());
+            definitions.block_error(b, false, t.file.error(), true);
             continue;
         }
         format::RecordCursor cursor(payload.data(), payload.data() + payload.size(), b.first_ts);
         while (cursor.next(r)) {
             if (events && is_timed(r.tag)) {
-                allocations.timed(r);
-                if (r.tag == format::Tag::Marker) t.markers.push_back({r.ts, r.text});
+                if (r.tag == format::Tag::Marker)
+                    markers.push_back({r.ts, b.thread_index, markers.size(), r.text});
                 continue;
             }
-            switch (r.tag) {
-            case format::Tag::Process:
-                if (!t.have_process) {
-                    t.process = {r.pid, r.ppid, r.start_unix_ns, r.text, r.strings, r.strings2};
-                    t.have_process = true;
-                }
-                break;
-            case format::Tag::Module:
-                t.modules.push_back({r.text, r.address, r.blob, r.segments});
-                break;
-            case format::Tag::StackNode: {
-                uint32_t parent = t.native_node(b.thread_index, r.parent);
-                auto [it, fresh] = native_edges.try_emplace({parent, r.ip}, 0);
-                if (fresh) {
-                    it->second = static_cast<uint32_t>(t.native_nodes.size());
-                    t.native_nodes.push_back({parent, r.ip});
-                }
-                t.native_local.set(b.thread_index, r.id, it->second);
-                break;
-            }
-            case format::Tag::PyCode:
-                t.py_code[r.ip] = {r.text, r.text2, static_cast<int>(r.line_or_offset), r.blob};
-                break;
-            case format::Tag::PyStackNode: {
-                uint32_t parent = t.py_node(b.thread_index, r.parent);
-                uint64_t key = r.ip << 33 |
-                               static_cast<uint64_t>(static_cast<uint32_t>(r.line_or_offset)) << 1 |
-                               (r.is_entry ? 1 : 0);
-                auto [it, fresh] = py_edges.try_emplace({parent, key}, 0);
-                if (fresh) {
-                    it->second = static_cast<uint32_t>(t.py_nodes.size());
-                    t.py_nodes.push_back(
-                        {parent, r.ip, static_cast<int32_t>(r.line_or_offset), r.is_entry});
-                }
-                t.py_local.set(b.thread_index, r.id, it->second);
-                break;
-            }
-            case format::Tag::PyInfo:
-                t.py_version_hex = static_cast<uint32_t>(r.count);
-                break;
-            case format::Tag::TraceEnd:
-                t.clean_end = true;
-                break;
-            case format::Tag::Capped:
-                t.warnings.push_back(
-                    "trace capped at " + std::to_string(r.count) +
-                    " bytes (GPULEAK_MAX_BYTES or the file size limit): later events "
-                    "were not recorded");
-                break;
-            default:
-                break;
-            }
+            definitions.define(b, r, true);
         }
-        if (!cursor.error().empty())
-            t.warnings.push_back("malformed record in block at offset " + std::to_string(b.offset) +
-                                 ": " + cursor.error());
+        if (!cursor.error().empty()) definitions.block_error(b, true, cursor.error(), true);
     }
-    // Pass 2 meets markers in time order (each thread's records are in time order).
-    std::stable_sort(t.markers.begin(), t.markers.end(),
-                     [](const auto& a, const auto& b) { return a.ts < b.ts; });
+    if (repeated_sequence) {
+        t.late_definitions = true;
+    } else {
+        if (listener) listener->on_globals(t);
+        EventStream stream(t, &definitions);
+        while (const Event* e = stream.next()) {
+            if (e->record->tag == format::Tag::Marker)
+                markers.push_back({e->record->ts, e->thread, markers.size(), e->record->text});
+            if (listener) listener->on_event(*e);
+        }
+        definitions.finish();
+    }
+    // Pass 2 meets markers in time order; ties in thread order, as it breaks them.
+    std::sort(markers.begin(), markers.end(), [](const PendingMarker& a, const PendingMarker& b) {
+        return std::tie(a.ts, a.thread, a.n) < std::tie(b.ts, b.thread, b.n);
+    });
+    t.markers.reserve(markers.size());
+    for (PendingMarker& m : markers)
+        t.markers.push_back({m.ts, std::move(m.name)});
     if (!t.have_process && blocks.empty()) {
         error = "trace holds no data (the process may have been killed before its first flush)";
         return false;

@@ -1,7 +1,10 @@
 // Pass 1 over a trace: every definition (process, modules, stack nodes, code objects), with the
-// per-thread ids of the recorder mapped to process-wide ids. Events are left for pass 2
-// (event_stream.h), which can then resolve anything it meets regardless of write order; pass 1 only
-// counts allocations per stack and notes markers, which is all iteration inference needs.
+// per-thread ids of the recorder mapped to process-wide ids. The process-wide stream is read first
+// (every module is then known), then the recording threads' blocks merged in time order as pass 2
+// merges them (event_stream.h), so that a listener can do work of its own on the events in that
+// same order while the definitions are read (the loop finder, analysis/loops.h). Of the events,
+// pass 1 itself keeps only the markers; pass 2 can resolve anything it meets regardless of write
+// order.
 #pragma once
 
 #include <cstdint>
@@ -64,15 +67,17 @@ private:
     uint64_t defined_ = 0, dense_slots_ = 0; // bounds the dense tables by what the file defines
 };
 
-// How often one recorded stack allocated, and where its first allocation stands in the time order
-// of pass 2: (first_ts, thread, first_ordinal), ordinal counting the thread's timed records.
-// Gathered in pass 1 so that iteration inference needs no pass of its own.
-struct StackAllocations {
-    uint32_t thread;
-    uint64_t stack, py_stack; // the recorder's per-thread ids
-    uint64_t count = 0;
-    uint64_t first_ts = 0;
-    uint64_t first_ordinal = 0;
+struct Event;
+struct LoadedTrace;
+
+// Work done in pass 1 itself: on_globals once the process-wide stream is read (before any event),
+// then every timed record of the recording threads in the order pass 2 delivers them, with the
+// definitions read so far (a thread's own are always there before its events).
+class TraceListener {
+public:
+    virtual ~TraceListener() = default;
+    virtual void on_globals(LoadedTrace& /*trace*/) {}
+    virtual void on_event(const Event& /*e*/) {}
 };
 
 struct LoadedTrace {
@@ -88,12 +93,16 @@ struct LoadedTrace {
     uint32_t py_version_hex = 0;
     std::vector<std::string> warnings;
 
-    std::vector<StackAllocations> alloc_stacks; // Alloc records of recording threads (not thread 0)
     struct Marker {
         uint64_t ts;
         std::string name;
     };
     std::vector<Marker> markers; // Marker records of recording threads, by time
+    // Pass 1 met something that can make what an event resolved to while pass 1 read it differ
+    // from what it resolves to at the end: a definition given again with another value, a module
+    // or Python version record in a thread's stream, a block that could not be read (whose
+    // warnings a later pass repeats). A listener's work on the events is then not to be trusted.
+    bool late_definitions = false;
 
     // Thread-local stack ids of the recorder -> global ids (0: none, or never defined).
     uint32_t native_node(uint32_t thread, uint64_t local) const {
@@ -108,7 +117,8 @@ struct LoadedTrace {
 };
 
 // Opens and reads all definitions. False with `error` set when the file is not a usable trace.
-bool load_trace(const std::string& path, LoadedTrace& trace, std::string& error);
+bool load_trace(const std::string& path, LoadedTrace& trace, std::string& error,
+                TraceListener* listener = nullptr);
 // The same for a trace in memory (format/trace_builder.h's bytes()); `name` stands for its path.
 bool load_trace(const std::string& name, std::vector<uint8_t> bytes, LoadedTrace& trace,
                 std::string& error);
