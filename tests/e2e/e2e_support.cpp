@@ -45,11 +45,12 @@ std::string Paths::source() {
 void exec_child(const std::vector<std::string>& argv, const RunOptions& options,
                 const std::string& dir) {
     if (options.preload) {
-        // A sanitizer runtime that must initialize before anything else (.ci/run's asan-ubsan
-        // stage: ASan arriving as the preload's dependency crashes in programs that list ld.so as
-        // NEEDED).
+        // ASan arriving as the preload's dependency crashes at start in programs that list ld.so
+        // as NEEDED (nvcc's static runtime); only for those, since ASan first in LD_PRELOAD also
+        // puts its dlopen ahead of ours (which refuses RTLD_DEEPBIND where ours clears it).
         std::string preload = Paths::preload();
-        if (const char* first = getenv("GPULEAK_TEST_PRELOAD_FIRST"); first && *first)
+        const char* first = getenv("GPULEAK_TEST_PRELOAD_FIRST");
+        if (options.uninstrumented_program && first && *first)
             preload = std::string(first) + ":" + preload;
         setenv("LD_PRELOAD", preload.c_str(), 1);
         setenv("GPULEAK_OUTPUT", (dir + "/" + options.output_pattern).c_str(), 1);

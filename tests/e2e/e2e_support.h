@@ -32,6 +32,9 @@ struct RunOptions {
     std::map<std::string, std::string> env;      // added to the inherited environment
     std::string output_pattern = "trace.%p.bin"; // relative to the run directory
     int timeout_s = 60;
+    // A program not built with this build's sanitizer (nvcc's): the sanitizer runtime named by
+    // GPULEAK_TEST_PRELOAD_FIRST, if set, is preloaded ahead of libgpuleak.so (.ci/run).
+    bool uninstrumented_program = false;
 };
 
 // Runs argv in a fresh temporary directory (its working directory).

@@ -35,6 +35,7 @@ std::string skip_reason(const std::string& program) {
 RunOptions real_options(bool preload, const std::map<std::string, std::string>& env = {}) {
     RunOptions o;
     o.preload = preload;
+    o.uninstrumented_program = true;
     o.env = env;
     // The real libcudart dlopens libcuda.so.1 through its own RUNPATH, never the program's.
     o.env["LD_LIBRARY_PATH"] = Paths::build() + "/tests/fake_driver_only";
