@@ -25,8 +25,6 @@
  * SYMBOL_NOT_FOUND + NULL; version too old -> NOT_FOUND + VERSION_NOT_SUFFICIENT; version above the
  * driver's -> INVALID_VALUE; the probe ("", 0, 0) -> NOT_FOUND. */
 #include "app_check.h"
-#include <stdlib.h>
-#include <string.h>
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -246,8 +244,7 @@ int main(void) {
     app_expect_device_peak(0, 24000038);
     /* cuInit and the legacy cuMemAlloc pass through any tracer untouched: under the switch they
      * are the driver's hidden thunks, which proves the switch reached this program. */
-    const char* hidden = getenv("FAKECUDA_HIDDEN_POINTERS");
-    if (hidden != NULL && strcmp(hidden, "1") == 0)
+    if (app_hidden_pointers())
         APP_CHECK(app_hidden_thunks_seen() > 0, "FAKECUDA_HIDDEN_POINTERS=1 but no hidden answer");
     return 0;
 }

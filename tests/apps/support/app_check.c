@@ -65,7 +65,7 @@ int app_hidden_thunks_seen(void) {
     return hidden_thunks_seen;
 }
 
-static int hidden_pointers(void) {
+int app_hidden_pointers(void) {
     const char* value = getenv("FAKECUDA_HIDDEN_POINTERS");
     return value != NULL && strcmp(value, "1") == 0;
 }
@@ -79,7 +79,7 @@ static void check_owner(const void* fn, const char* symbol, const char* module) 
         APP_CHECK(strstr(info.dli_fname, module) != NULL,
                   "%s resolved to %p in %s, expected a module like %s",
                   symbol != NULL ? symbol : "?", fn, info.dli_fname, module);
-    if (symbol != NULL && strstr(info.dli_fname, "libcuda.so.1") != NULL && hidden_pointers()) {
+    if (symbol != NULL && strstr(info.dli_fname, "libcuda.so.1") != NULL && app_hidden_pointers()) {
         /* A cuGetProcAddress answer is then a thunk no exported name covers: the function it
          * stands for must be `symbol` (dlsym answers are still the exported functions). */
         void* (*unhide)(void*) = (void* (*)(void*))fake_symbol("fakecuda_unhide");

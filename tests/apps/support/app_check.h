@@ -51,6 +51,9 @@ void app_expect_resolved_in(const void* fn, const char* symbol, const char* modu
 /* For entry points a tracer may or may not wrap (cuInit): only the name check inside libcuda. */
 void app_expect_resolved_any(const void* fn, const char* symbol);
 
+/* 1 if FAKECUDA_HIDDEN_POINTERS=1: the fake driver answers cuGetProcAddress with hidden thunks. */
+int app_hidden_pointers(void);
+
 /* How many resolved pointers the checks above found to be the fake driver's hidden thunks
  * (FAKECUDA_HIDDEN_POINTERS=1), so that a program can prove the switch reached it. */
 int app_hidden_thunks_seen(void);
