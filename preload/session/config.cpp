@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "gpuleak/common/parse.h"
 #include "support/log.h"
@@ -21,8 +22,8 @@ const char* env(const char* name) {
     return v && *v ? v : nullptr;
 }
 
-template <typename... Args> void complain(spdlog::format_string_t<Args...> fmt, Args&&... args) {
-    if (!g_reported) log::warn(fmt, std::forward<Args>(args)...);
+template <typename... Args> void complain(std::string_view format, const Args&... args) {
+    if (!g_reported) log::warn(format, args...);
 }
 
 bool env_flag(const char* name, bool fallback) {

@@ -1,16 +1,19 @@
 #include "support/log.h"
 
 #include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <fmt/args.h>
 
 #include <cstdlib>
 #include <cstring>
 
-#include <mutex>
 #include <strings.h>
 
 namespace gpuleak::log {
+namespace {
 
-spdlog::logger& get() {
+spdlog::logger& logger() {
     // Not registered with spdlog's global registry: the application may use spdlog too.
     static spdlog::logger* logger = [] {
         auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
@@ -35,6 +38,50 @@ spdlog::logger& get() {
         return l;
     }();
     return *logger;
+}
+
+spdlog::level::level_enum to_spdlog(Level level) {
+    switch (level) {
+    case Level::debug:
+        return spdlog::level::debug;
+    case Level::info:
+        return spdlog::level::info;
+    case Level::warn:
+        break;
+    }
+    return spdlog::level::warn;
+}
+
+} // namespace
+
+bool enabled(Level level) {
+    return logger().should_log(to_spdlog(level));
+}
+
+void write(Level level, std::string_view format, std::initializer_list<Arg> args) {
+    try {
+        fmt::dynamic_format_arg_store<fmt::format_context> store;
+        for (const Arg& a : args) {
+            switch (a.kind()) {
+            case Arg::Kind::signed_int:
+                store.push_back(a.signed_value());
+                break;
+            case Arg::Kind::unsigned_int:
+                store.push_back(a.unsigned_value());
+                break;
+            case Arg::Kind::text:
+                store.push_back(a.text());
+                break;
+            }
+        }
+        logger().log(to_spdlog(level), "{}", fmt::vformat(format, store));
+    } catch (...) {
+        // A format that does not fit its arguments (or no memory): say what was meant.
+        try {
+            logger().log(to_spdlog(level), "{}", format);
+        } catch (...) {
+        }
+    }
 }
 
 } // namespace gpuleak::log
