@@ -105,10 +105,13 @@ for depth in 10 35 100; do
     ht=$(calc "$heap - $malloc_alone" 0)
     ratio=$(calc "$gl / $ht" 2)
     row "1" "tracer CPU per cudaMalloc+cudaFree, depth $depth (fake runtime alone: $(calc "$fake" 0) ns)" \
-        "$gl ns" "heaptrack, malloc+free: $ht ns" "${ratio}x" "≤ 0.35x: $(verdict "$ratio" '<=' 0.35)"
+        "$gl ns" "heaptrack, malloc+free: $ht ns" "${ratio}x" "≤ 0.5x: $(verdict "$ratio" '<=' 0.5)"
     ratio=$(calc "$gl / $unwind" 2)
+    # Issue 15's target against the bare unwind is set at depth 35; the other depths show the ratio.
+    unwind_target="-"
+    [ "$depth" = 35 ] && unwind_target="≤ 1.3x: $(verdict "$ratio" '<=' 1.3)"
     row "1" "same, against the unwind alone" "$gl ns" "unw_backtrace of $depth frames: $(calc "$unwind" 0) ns" \
-        "${ratio}x" "≤ 1.5x: $(verdict "$ratio" '<=' 1.5)"
+        "${ratio}x" "$unwind_target"
     if [ "$depth" = 35 ]; then
         # Trace sizes of the repetitive workload, from the same runs' files.
         gl_bytes=$(stat -c %s "$(newest pairs)") # the last run is one of the large ones
@@ -123,8 +126,8 @@ fake=$(per_unit none $pairs_small $pairs_large "$B/alloc_loop" cudafree 35 {N})
 with=$(per_unit gpuleak $pairs_small $pairs_large $(traced free) "$B/alloc_loop" cudafree 35 {N})
 rm -f "$work"/free.*.bin
 free_ns=$(calc "$with - $fake" 0)
-row "2" "free event (no unwind): cudaFree CPU, traced minus untraced" "$free_ns ns" "target 60 ns" \
-    "$(calc "$free_ns / 60" 2)x" "≤ 60 ns: $(verdict "$free_ns" '<=' 60)"
+row "2" "free event (no unwind): cudaFree CPU, traced minus untraced" "$free_ns ns" "target 40 ns" \
+    "$(calc "$free_ns / 40" 2)x" "≤ 40 ns: $(verdict "$free_ns" '<=' 40)"
 
 # --- 3. threads ----------------------------------------------------------------------------------
 log "threads"
@@ -146,7 +149,7 @@ done
 log "trace sizes"
 row "4" "trace bytes per event, repetitive (depth 35 loop, $repetitive_events events)" \
     "$(calc "$gl_bytes / $repetitive_events" 3)" "heaptrack: $(calc "$ht_bytes / $repetitive_events" 3)" \
-    "$(calc "$gl_bytes / $ht_bytes" 2)x" "≤ 1x: $(verdict "$(calc "$gl_bytes / $ht_bytes" 3)" '<=' 1)"
+    "$(calc "$gl_bytes / $ht_bytes" 2)x" "≤ 2x: $(verdict "$(calc "$gl_bytes / $ht_bytes" 3)" '<=' 2)"
 ops=$(count 200000)
 run_measured mixed $(traced mixed) "$B/alloc_loop" mixed-cuda 35 "$ops"
 run_measured mixedht heaptrack -o "$work/mixedht" "$B/alloc_loop" mixed-malloc 35 "$ops"
@@ -207,8 +210,11 @@ if python_ready; then
         done
         walk=$(calc "(${values[0]} - ${values[1]}) / $py_pairs" 0)
         native=$(calc "${values[1]} / $py_pairs" 0)
+        # Issue 15's target is set for 20 frames; 100 frames shows how the walk scales.
+        py_target="-"
+        [ "$depth" = 20 ] && py_target="≤ 200 ns: $(verdict "$walk" '<=' 200)"
         row "6" "Python stack walk per allocation, $depth Python frames (GPULEAK_PYTHON=1 minus =0)" "$walk ns" \
-            "whole traced pair without the walk: $native ns" "$(calc "$walk / $native" 2)x" "-"
+            "whole traced pair without the walk: $native ns" "$(calc "$walk / $native" 2)x" "$py_target"
     done
 else
     row "6" "Python stack walk per allocation, 20 and 100 frames" "pending" "-" "-" "-"

@@ -110,6 +110,41 @@ def nested_calls():
     return a()
 
 
+def _make_cycle(count):
+    """count distinct functions calling each other in a ring, each from its own line."""
+    namespace = {"_leaf": None}
+    source = ""
+    for i in range(count):
+        source += "def ring_%d(depth):\n" % i
+        source += "    if depth == 0:\n        return _leaf()\n"
+        source += "    return ring_%d(depth - 1)\n" % ((i + 1) % count)
+    exec(compile(source, "<ring-%d>" % count, "exec"), namespace)
+    return namespace
+
+
+@scenario
+def repeated_codes():
+    """Code objects met several times in one stack (recursion, a ring of 3 and of 12 functions,
+    more than the walk's per-capture memo holds), interleaved: every frame must keep its own
+    function and line, however often its code object appeared further in."""
+    out = []
+
+    def recurse(depth):
+        if depth == 0:
+            return _leaf()
+        return recurse(depth - 1)
+    out.append(recurse(30))
+    for count in (3, 12):
+        ring = _make_cycle(count)
+        ring["_leaf"] = _leaf
+        for depth in (count - 1, 3 * count + 1):
+            out.append(ring["ring_0"](depth))
+    # The same again, now that every code is in the thread's cache.
+    out.append(recurse(30))
+    out.append(ring["ring_5"](40))
+    return out
+
+
 def _leaf():
     buf = newbuf()
     rc, exp = CAP(buf, BUF_SIZE), traceback.extract_stack()

@@ -29,10 +29,29 @@ void pack(const CodeKey& key, uint64_t (&out)[6]) {
     out[5] = key.content;
 }
 
-CodeCache::Slot& cache_slot(CodeCache& cache, uintptr_t code) {
-    return cache.slots[code_address_hash(code) >> 58];
+// Two ways per set: code objects whose addresses share a set (likely among a stack's few codes:
+// 4 codes in 64 direct-mapped slots collide one time in ten) no longer evict each other on every
+// capture. The set is the top 5 bits of the hash.
+CodeCache::Slot* cache_set(CodeCache& cache, uintptr_t code) {
+    return &cache.slots[2 * (code_address_hash(code) >> 59)];
 }
-static_assert(CodeCache::kSlots == 64, "cache_slot() takes the top 6 bits of the hash");
+static_assert(CodeCache::kSlots == 64, "cache_set() takes the top 5 bits of the hash, 2 ways");
+
+// The way of `set` holding `packed`, or nullptr.
+CodeCache::Slot* cache_find(CodeCache::Slot* set, const uint64_t (&packed)[6]) {
+    for (int way = 0; way < 2; ++way)
+        if (std::memcmp(set[way].key, packed, sizeof packed) == 0) return &set[way];
+    return nullptr;
+}
+
+// Stores a code's fingerprint and id in way 0. The previous way 0 moves to way 1 (dropping the
+// least recently stored entry, or a stale one for this address), unless it is this address's
+// stale entry, which is overwritten.
+void cache_store(CodeCache::Slot* set, const uint64_t (&packed)[6], uint64_t id) {
+    if (set[0].key[0] != packed[0]) set[1] = set[0];
+    std::memcpy(set[0].key, packed, sizeof packed);
+    set[0].id = id;
+}
 
 // New code objects are collected under the lock and reported after releasing it, because the
 // sink writes to the trace and may block.
@@ -58,6 +77,34 @@ void report(const Runtime& rt, const Fresh& fresh, CodeSink sink, void* ctx) {
     sink(ctx, info);
 }
 
+// The code objects this capture has already identified. Within one capture an address cannot
+// change hands: every code object on the walked stack is referenced by one of this thread's
+// frames, which only this thread (blocked in the hook) could pop. So a code address met again
+// further out (recursion, a loop calling the same helpers) is the same code object, and its
+// fingerprint (a digest of its line table up to 3.11) is computed once per capture, not once per
+// frame. Across captures nothing is assumed: the next capture fingerprints each code again.
+struct CaptureMemo {
+    static constexpr size_t kEntries = 8;
+    uintptr_t code[kEntries] = {};
+    uint64_t id[kEntries] = {};
+    size_t used = 0, next = 0;
+
+    uint64_t find(uintptr_t c) const {
+        // The most recent first: recursion meets the same code in consecutive frames.
+        size_t last = (next + kEntries - 1) % kEntries;
+        if (used && code[last] == c) return id[last];
+        for (size_t k = 0; k < used; ++k)
+            if (code[k] == c) return id[k];
+        return 0;
+    }
+    void add(uintptr_t c, uint64_t i) {
+        code[next] = c;
+        id[next] = i;
+        next = (next + 1) % kEntries;
+        if (used < kEntries) ++used;
+    }
+};
+
 // Swaps each frame's code address for its registry id. The code objects stay alive meanwhile:
 // the frames on this thread's stack reference them. Frames whose fingerprint the thread's cache
 // holds are resolved there, without the lock.
@@ -71,18 +118,24 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
         }
     }
     Fresh fresh[kBatch];
+    CaptureMemo memo;
     bool ok = true;
     for (size_t i = 0; ok && i < n;) {
         size_t count = 0;
         bool locked = false;
         for (; i < n && count < kBatch; ++i) {
             auto code = static_cast<uintptr_t>(frames[i].code_id);
+            if (uint64_t id = memo.find(code)) {
+                frames[i].code_id = id;
+                continue;
+            }
             CodeKey key = fingerprint(rt.layout, code);
             uint64_t packed[6];
             pack(key, packed);
-            CodeCache::Slot* slot = cache ? &cache_slot(*cache, code) : nullptr;
-            if (slot && std::memcmp(slot->key, packed, sizeof packed) == 0) {
-                frames[i].code_id = slot->id;
+            CodeCache::Slot* set = cache ? cache_set(*cache, code) : nullptr;
+            if (CodeCache::Slot* hit = set ? cache_find(set, packed) : nullptr) {
+                frames[i].code_id = hit->id;
+                memo.add(code, hit->id);
                 continue;
             }
             if (!locked) {
@@ -96,10 +149,8 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
                 break;
             }
             frames[i].code_id = id;
-            if (slot) {
-                std::memcpy(slot->key, packed, sizeof packed);
-                slot->id = id;
-            }
+            memo.add(code, id);
+            if (set) cache_store(set, packed, id);
             if (is_new) fresh[count++] = Fresh{code, id};
         }
         if (locked) g_lock.unlock();

@@ -117,8 +117,13 @@ const Runtime* runtime() {
     if (state == kReady) return &g_runtime;
     if (state == kUnsupported) return nullptr;
     uint32_t generation = g_generation.load(std::memory_order_relaxed);
+    // Counted with a plain load and store, not fetch_add: this runs on every allocation of a
+    // process without Python, and a locked add on one global line is what every thread would
+    // meet on. Racing threads may lose counts; the retry then comes a little later.
+    uint32_t calls = g_calls.load(std::memory_order_relaxed);
+    g_calls.store(calls + 1, std::memory_order_relaxed);
     bool due = generation != g_tried_generation.load(std::memory_order_relaxed) ||
-               g_calls.fetch_add(1, std::memory_order_relaxed) % kRetryEvery == 0;
+               calls % kRetryEvery == 0;
     if (!due || g_detecting.exchange(true, std::memory_order_acquire)) return nullptr;
     g_tried_generation.store(generation, std::memory_order_relaxed);
     if (g_state.load(std::memory_order_acquire) == kUnknown) detect();
