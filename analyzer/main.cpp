@@ -1,5 +1,7 @@
 // gpuleak-report: reads traces written by libgpuleak.so and reports where device memory is held,
 // which sites keep memory from one iteration to the next, and why allocations failed.
+#include <nlohmann/json.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 #include "compare/baseline.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
