@@ -14,23 +14,17 @@
 // Exit status 0 unless the driver's counters cannot be read: an NCCL status is data for the
 // test, compared between the runs with and without the tracer.
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <cstdio>
 
+#include "fake_driver_probe.h"
+
+using namespace fake_driver_probe;
+
 namespace {
 
-int g_failures = 0;
-
-void step(const char* what, int status) {
-    std::printf("%s %d\n", what, status);
-    if (status != 0) ++g_failures;
-}
-
-long (*g_calls)(const char*) = nullptr;
-unsigned long long (*g_device_used)(int) = nullptr;
-unsigned long long (*g_pinned_used)() = nullptr;
+FakeDriver g_driver;
 
 struct Counters {
     unsigned long long device, pinned;
@@ -38,13 +32,11 @@ struct Counters {
 };
 
 Counters now() {
-    long launches = 0;
-    for (const char* f : {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
-                          "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel"})
-        launches += g_calls(f);
-    return {g_device_used(0),         g_pinned_used(),
-            g_calls("cuMemCreate"),   g_calls("cuMemHostAlloc") + g_calls("cuMemAllocHost_v2"),
-            g_calls("cuMemAlloc_v2"), launches};
+    const FakeDriver& d = g_driver;
+    const long launches = kernel_launches(d);
+    return {d.device_used(0),         d.pinned_used(),
+            d.calls("cuMemCreate"),   d.calls("cuMemHostAlloc") + d.calls("cuMemAllocHost_v2"),
+            d.calls("cuMemAlloc_v2"), launches};
 }
 
 void phase(const char* name, const Counters& before) {
@@ -84,15 +76,9 @@ __attribute__((noinline)) void real_nccl_destroy(ncclComm_t comm) {
 int main() {
     // The runtime loads the driver on its first call; the counters are read from that copy.
     step("cudaFree(0)", cudaFree(nullptr));
-    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (driver != nullptr) {
-        g_calls = reinterpret_cast<long (*)(const char*)>(dlsym(driver, "fakecuda_calls"));
-        g_device_used =
-            reinterpret_cast<unsigned long long (*)(int)>(dlsym(driver, "fakecuda_device_used"));
-        g_pinned_used =
-            reinterpret_cast<unsigned long long (*)()>(dlsym(driver, "fakecuda_host_pinned_used"));
-    }
-    if (g_calls == nullptr || g_device_used == nullptr || g_pinned_used == nullptr) {
+    g_driver = find_fake_driver();
+    if (g_driver.calls == nullptr || g_driver.device_used == nullptr ||
+        g_driver.pinned_used == nullptr) {
         std::printf("driver-calls unavailable\n");
         return 1;
     }
@@ -120,15 +106,12 @@ int main() {
     const Counters end = now();
     std::printf("left device=%lld pinned=%lld\n", static_cast<long long>(end.device - start.device),
                 static_cast<long long>(end.pinned - start.pinned));
-    std::printf("driver-calls");
-    for (const char* n :
-         {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz", "cuMemAllocFromPoolAsync",
-          "cuMemAllocFromPoolAsync_ptsz", "cuMemAllocManaged", "cuMemHostAlloc",
-          "cuMemAllocHost_v2", "cuMemAllocPitch_v2", "cuMemCreate", "cuMemFree_v2",
-          "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemFreeHost", "cuMemRelease", "cuMemMap",
-          "cuMemUnmap"})
-        std::printf(" %s=%ld", n, g_calls(n));
-    std::printf("\n");
+    print_driver_calls(g_driver, {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz",
+                                  "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz",
+                                  "cuMemAllocManaged", "cuMemHostAlloc", "cuMemAllocHost_v2",
+                                  "cuMemAllocPitch_v2", "cuMemCreate", "cuMemFree_v2",
+                                  "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemFreeHost",
+                                  "cuMemRelease", "cuMemMap", "cuMemUnmap"});
     std::printf("failures %d\n", g_failures);
     return 0;
 }

@@ -24,27 +24,19 @@
 //   real_external_transient cudaExternalMemoryGetMappedBuffer + cudaFree 65536 imported freed
 // Output: one line per step (name and cudaError_t), then the driver's own call counts.
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "fake_driver_probe.h"
+
 __global__ void scale(float* data, float by) {
     data[threadIdx.x] *= by;
 }
 
-namespace {
-
-int g_failures = 0;
-
-void step(const char* what, cudaError_t e) {
-    std::printf("%s %d\n", what, static_cast<int>(e));
-    if (e != cudaSuccess) ++g_failures;
-}
-
-} // namespace
+using namespace fake_driver_probe;
 
 extern "C" {
 
@@ -196,46 +188,40 @@ __attribute__((noinline)) void real_external_transient() {
 
 // The driver's own counters (tests/fake_cuda/include/fakecuda.h), read through the loaded libcuda.
 static void print_driver_counts() {
-    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    auto calls =
-        driver ? reinterpret_cast<long (*)(const char*)>(dlsym(driver, "fakecuda_calls")) : nullptr;
-    if (!calls) {
+    const FakeDriver driver = find_fake_driver();
+    if (driver.calls == nullptr) {
         std::printf("driver-calls unavailable\n");
         ++g_failures;
         return;
     }
-    const char* names[] = {"cuMemAlloc_v2",
-                           "cuMemAllocAsync",
-                           "cuMemAllocAsync_ptsz",
-                           "cuMemAllocFromPoolAsync",
-                           "cuMemAllocFromPoolAsync_ptsz",
-                           "cuMemAllocManaged",
-                           "cuMemHostAlloc",
-                           "cuMemAllocHost_v2",
-                           "cuMemAllocPitch_v2",
-                           "cuArrayCreate_v2",
-                           "cuArray3DCreate_v2",
-                           "cuMipmappedArrayCreate",
-                           "cuMemHostRegister_v2",
-                           "cuGraphAddMemAllocNode",
-                           "cuIpcOpenMemHandle_v2",
-                           "cuMemPoolImportPointer",
-                           "cuExternalMemoryGetMappedBuffer",
-                           "cuMemFree_v2",
-                           "cuMemFreeAsync",
-                           "cuMemFreeAsync_ptsz",
-                           "cuMemFreeHost",
-                           "cuArrayDestroy",
-                           "cuMipmappedArrayDestroy",
-                           "cuMemHostUnregister",
-                           "cuGraphAddMemFreeNode",
-                           "cuIpcCloseMemHandle",
-                           "cuMemCreate",
-                           "cuMemRelease"};
-    std::printf("driver-calls");
-    for (const char* n : names)
-        std::printf(" %s=%ld", n, calls(n));
-    std::printf("\n");
+    print_driver_calls(driver, {"cuMemAlloc_v2",
+                                "cuMemAllocAsync",
+                                "cuMemAllocAsync_ptsz",
+                                "cuMemAllocFromPoolAsync",
+                                "cuMemAllocFromPoolAsync_ptsz",
+                                "cuMemAllocManaged",
+                                "cuMemHostAlloc",
+                                "cuMemAllocHost_v2",
+                                "cuMemAllocPitch_v2",
+                                "cuArrayCreate_v2",
+                                "cuArray3DCreate_v2",
+                                "cuMipmappedArrayCreate",
+                                "cuMemHostRegister_v2",
+                                "cuGraphAddMemAllocNode",
+                                "cuIpcOpenMemHandle_v2",
+                                "cuMemPoolImportPointer",
+                                "cuExternalMemoryGetMappedBuffer",
+                                "cuMemFree_v2",
+                                "cuMemFreeAsync",
+                                "cuMemFreeAsync_ptsz",
+                                "cuMemFreeHost",
+                                "cuArrayDestroy",
+                                "cuMipmappedArrayDestroy",
+                                "cuMemHostUnregister",
+                                "cuGraphAddMemFreeNode",
+                                "cuIpcCloseMemHandle",
+                                "cuMemCreate",
+                                "cuMemRelease"});
 }
 
 int main() {
