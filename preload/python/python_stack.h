@@ -16,6 +16,7 @@ struct PyFrame {
     uint64_t code_id;
     int32_t byte_offset;
     bool is_entry;
+    uint8_t reserved[3]; // zero: two stacks compare equal byte for byte when their frames do
 };
 
 // What the trace stores once per code object. The views point into the live interpreter or into
@@ -41,6 +42,12 @@ struct CodeCache {
     struct Slot {
         uint64_t key[6]; // the code object's fingerprint; key[0] (its address) 0: empty
         uint64_t id;
+        // Up to 3.11 key[5] digests the qualname's hash and up to 128 bytes of the line table;
+        // they are kept here as they are, so that a later capture compares them (a few
+        // instructions) instead of digesting them again (about 200 per code object).
+        uint64_t qualname_hash;
+        int64_t table_size;
+        uint8_t table[128];
     };
     static constexpr size_t kSlots = 64;
     uint64_t generation; // a fork empties every cache (the child's trace reports codes anew)

@@ -1,6 +1,8 @@
 #include "recorder/python_capture.h"
 
 #include <atomic>
+#include <cstring>
+#include <utility>
 
 #include "gpuleak/format/encoder.h"
 #include "hooks/real_symbols.h"
@@ -37,6 +39,8 @@ void write_code(void* ctx, const python::CodeInfo& code) {
 }
 
 void write_info() {
+    // Read first: an exchange on every capture is a locked instruction on every allocation.
+    if (g_info_written.load(std::memory_order_relaxed)) return;
     const python::Info* info = python::info();
     if (!info || g_info_written.exchange(true)) return;
     global_stream::write(kMaxRecord, [&](format::Encoder& e) {
@@ -50,13 +54,14 @@ void write_info() {
 uint64_t capture(ThreadState* ts) {
     if (!config().python) return 0;
     if (!ts->py_frames) {
-        // The frame buffer, the previous stack's keys and nodes (outermost first), the code-id
-        // cache.
-        size_t frames_bytes = kMaxPyFrames * (sizeof(python::PyFrame) + 2 * sizeof(uint64_t));
+        // Two frame buffers (this capture's, the previous one's), the previous stack's keys and
+        // nodes (outermost first), the code-id cache.
+        constexpr size_t kFrameBuffer = kMaxPyFrames * sizeof(python::PyFrame);
+        size_t frames_bytes = 2 * kFrameBuffer + kMaxPyFrames * 2 * sizeof(uint64_t);
         void* mem = map_pages(frames_bytes + sizeof(python::CodeCache));
         if (!mem) return 0;
-        ts->py_prev_keys = reinterpret_cast<uint64_t*>(static_cast<char*>(mem) +
-                                                       kMaxPyFrames * sizeof(python::PyFrame));
+        ts->py_prev_frames = static_cast<char*>(mem) + kFrameBuffer;
+        ts->py_prev_keys = reinterpret_cast<uint64_t*>(static_cast<char*>(mem) + 2 * kFrameBuffer);
         ts->py_prev_nodes = ts->py_prev_keys + kMaxPyFrames;
         ts->py_code_cache =
             reinterpret_cast<python::CodeCache*>(static_cast<char*>(mem) + frames_bytes);
@@ -67,18 +72,27 @@ uint64_t capture(ThreadState* ts) {
     size_t n = python::capture(frames, kMaxPyFrames, &write_code, ts, ts->py_code_cache);
     if (!n) return 0;
     write_info();
+    // A loop allocates from the same Python stack again and again: the same frames (code ids,
+    // offsets, entries) as the previous capture's are the same trie path, whose leaf is known.
+    if (n == ts->py_prev_depth &&
+        std::memcmp(frames, ts->py_prev_frames, n * sizeof(python::PyFrame)) == 0)
+        return ts->py_prev_nodes[n - 1];
     // As for native stacks: the outer frames are usually those of the previous allocation, so only
     // the differing inner ones are looked up in the trie.
     size_t depth = 0; // from the outermost frame
     bool same = true;
     uint64_t node = 0;
+    // Locals: the stores below could otherwise alias these fields, reloaded on every frame.
+    uint64_t* const prev_keys = ts->py_prev_keys;
+    uint64_t* const prev_nodes = ts->py_prev_nodes;
+    const size_t prev_depth = ts->py_prev_depth;
     for (size_t i = n; i-- > 0; ++depth) {
         const python::PyFrame& f = frames[i];
         uint64_t key = (f.code_id << 33) |
                        (static_cast<uint64_t>(static_cast<uint32_t>(f.byte_offset)) << 1) |
                        (f.is_entry ? 1 : 0);
-        if (same && depth < ts->py_prev_depth && ts->py_prev_keys[depth] == key) {
-            node = ts->py_prev_nodes[depth];
+        if (same && depth < prev_depth && prev_keys[depth] == key) {
+            node = prev_nodes[depth];
             continue;
         }
         same = false;
@@ -98,10 +112,11 @@ uint64_t capture(ThreadState* ts) {
             recorder::commit(ts, e);
         }
         node = child;
-        ts->py_prev_keys[depth] = key;
-        ts->py_prev_nodes[depth] = node;
+        prev_keys[depth] = key;
+        prev_nodes[depth] = node;
     }
     ts->py_prev_depth = static_cast<unsigned>(n);
+    std::swap(ts->py_frames, ts->py_prev_frames); // the next capture fills the other buffer
     return node;
 }
 

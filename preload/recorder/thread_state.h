@@ -38,7 +38,10 @@ struct ThreadState {
     unsigned prev_depth = 0;
     uint64_t* scratch = nullptr; // unwind buffer
     void* py_frames = nullptr;   // Python frame buffer, mapped on first use
-    // The previous Python stack's trie keys and nodes, outermost first (in the same mapping).
+    // The previous Python stack as captured (innermost first), and its trie keys and nodes,
+    // outermost first (in the same mapping). py_frames and py_prev_frames swap roles after each
+    // new stack.
+    void* py_prev_frames = nullptr;
     uint64_t* py_prev_keys = nullptr;
     uint64_t* py_prev_nodes = nullptr;
     unsigned py_prev_depth = 0;

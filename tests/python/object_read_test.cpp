@@ -7,6 +7,7 @@
 #include "layout.h"
 #include "object_read.h"
 #include "python_stack.h"
+#include "version_tables.h"
 
 namespace py = gpuleak::python;
 

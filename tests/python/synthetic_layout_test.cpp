@@ -9,6 +9,7 @@
 
 #include "frame_walk.h"
 #include "layout.h"
+#include "version_tables.h"
 
 namespace py = gpuleak::python;
 
@@ -237,4 +238,53 @@ TEST(Walk, CyclicChainStops) {
     heap.set(s1, l.f_back, s2);
     heap.set(cframe, l.cframe_current, s2);
     EXPECT_EQ(py::walk_frames(l, code_type, tstate, out.data(), out.size()), 0u);
+}
+
+// 3.11 and 3.12 walk through copies of the walk compiled with their table's offsets as constants;
+// on the same frames they must give what the walk reading the offsets from a Layout gives.
+TEST(Walk, TableWalksMatchTheWalkOverAnyLayout) {
+    for (uint32_t version : {0x030b07f0u, 0x030c01f0u}) {
+        SCOPED_TRACE(version);
+        py::Layout l;
+        ASSERT_TRUE(py::table_layout(version, l));
+        ASSERT_NE(l.table_minor, 0);
+        py::Layout any = l;
+        any.table_minor = 0; // the same offsets, read at run time
+        Heap heap(l);
+        uintptr_t code_type = heap.block();
+        uintptr_t a = heap.code(code_type, 50, 2);
+        uintptr_t b = heap.code(code_type, 50, 0);
+        auto at = [&](uintptr_t code, int unit) { return code + l.co_code_adaptive + 2 * unit; };
+        // Outermost first: B, A in its prologue (hidden), B, a shim on 3.12, A, B, A.
+        heap.frame(0, b, at(b, 7));
+        heap.frame(0, a, at(a, 1));
+        heap.frame(0, b, at(b, 3));
+        heap.frame(l.owner_shim_min == 0xff ? 0 : l.owner_shim_min, 0, 0);
+        uintptr_t entry = heap.frame(0, a, at(a, 9));
+        if (l.f_is_entry != py::kAbsent) heap.set<uint8_t>(entry, l.f_is_entry, 1);
+        heap.frame(0, b, at(b, 4));
+        heap.frame(0, a, at(a, 12));
+        uintptr_t cframe = heap.block();
+        heap.set(cframe, l.cframe_current, heap.top());
+        uintptr_t tstate = heap.block();
+        heap.set(tstate, l.ts_top, cframe);
+
+        py::PyFrame fixed[8], generic[8];
+        size_t n = py::walk_frames(l, code_type, tstate, fixed, 8);
+        ASSERT_EQ(py::walk_frames(any, code_type, tstate, generic, 8), n);
+        ASSERT_GE(n, 5u);
+        for (size_t i = 0; i < n; ++i) {
+            EXPECT_EQ(fixed[i].code_id, generic[i].code_id) << i;
+            EXPECT_EQ(fixed[i].byte_offset, generic[i].byte_offset) << i;
+            EXPECT_EQ(fixed[i].is_entry, generic[i].is_entry) << i;
+        }
+        EXPECT_EQ(fixed[0].code_id, a);
+        EXPECT_EQ(fixed[0].byte_offset, 24);
+        EXPECT_EQ(fixed[n - 1].code_id, b);
+        EXPECT_EQ(fixed[n - 1].byte_offset, 14);
+        // Fewer frames than there are: the innermost, in both.
+        EXPECT_EQ(py::walk_frames(l, code_type, tstate, fixed, 2), 2u);
+        EXPECT_EQ(py::walk_frames(any, code_type, tstate, generic, 2), 2u);
+        EXPECT_EQ(fixed[1].code_id, generic[1].code_id);
+    }
 }

@@ -44,13 +44,33 @@ CodeCache::Slot* cache_find(CodeCache::Slot* set, const uint64_t (&packed)[6]) {
     return nullptr;
 }
 
-// Stores a code's fingerprint and id in way 0. The previous way 0 moves to way 1 (dropping the
-// least recently stored entry, or a stale one for this address), unless it is this address's
-// stale entry, which is overwritten.
-void cache_store(CodeCache::Slot* set, const uint64_t (&packed)[6], uint64_t id) {
+// Up to 3.11: the way of `set` holding this code object, found without its fingerprint: the
+// pointers and first line as fingerprint() reads them, and the copy of what it digests.
+CodeCache::Slot* cache_find_undigested(const Layout& l, CodeCache::Slot* set, uintptr_t code) {
+    if (set[0].key[0] != code && set[1].key[0] != code) return nullptr;
+    uintptr_t filename = load<uintptr_t>(code, l.co_filename);
+    uintptr_t qualname = load<uintptr_t>(code, l.co_qualname);
+    uintptr_t linetable = load<uintptr_t>(code, l.co_linetable);
+    uint64_t firstlineno = static_cast<uint32_t>(load<int32_t>(code, l.co_firstlineno));
+    for (int way = 0; way < 2; ++way) {
+        const CodeCache::Slot& slot = set[way];
+        if (slot.key[0] == code && slot.key[1] == filename && slot.key[2] == qualname &&
+            slot.key[3] == linetable && slot.key[4] == firstlineno &&
+            same_content(l, qualname, linetable, slot))
+            return &set[way];
+    }
+    return nullptr;
+}
+
+// Stores a code's fingerprint and id in way 0 (up to 3.11 with the copy of what the fingerprint
+// digests). The previous way 0 moves to way 1 (dropping the least recently stored entry, or a
+// stale one for this address), unless it is this address's stale entry, which is overwritten.
+void cache_store(const Layout& l, CodeCache::Slot* set, const CodeKey& key,
+                 const uint64_t (&packed)[6], uint64_t id) {
     if (set[0].key[0] != packed[0]) set[1] = set[0];
     std::memcpy(set[0].key, packed, sizeof packed);
     set[0].id = id;
+    if (digests_content(l)) copy_content(l, key.qualname, key.linetable, set[0]);
 }
 
 // New code objects are collected under the lock and reported after releasing it, because the
@@ -85,8 +105,8 @@ void report(const Runtime& rt, const Fresh& fresh, CodeSink sink, void* ctx) {
 // frame. Across captures nothing is assumed: the next capture fingerprints each code again.
 struct CaptureMemo {
     static constexpr size_t kEntries = 8;
-    uintptr_t code[kEntries] = {};
-    uint64_t id[kEntries] = {};
+    uintptr_t code[kEntries]; // the first `used` are set
+    uint64_t id[kEntries];
     size_t used = 0, next = 0;
 
     uint64_t find(uintptr_t c) const {
@@ -117,24 +137,40 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
             cache->generation = generation;
         }
     }
+    // Up to 3.11 the fingerprint digests the line table: the cache is searched without it.
+    const bool undigested = cache && digests_content(rt.layout);
     Fresh fresh[kBatch];
     CaptureMemo memo;
+    uintptr_t last_code = 0; // the previous frame's code and its id
+    uint64_t last_id = 0;
     bool ok = true;
     for (size_t i = 0; ok && i < n;) {
         size_t count = 0;
         bool locked = false;
         for (; i < n && count < kBatch; ++i) {
             auto code = static_cast<uintptr_t>(frames[i].code_id);
+            // Recursion: the frame outside runs the code the one inside did.
+            if (code == last_code) {
+                frames[i].code_id = last_id;
+                continue;
+            }
+            last_code = code;
             if (uint64_t id = memo.find(code)) {
-                frames[i].code_id = id;
+                frames[i].code_id = last_id = id;
+                continue;
+            }
+            CodeCache::Slot* set = cache ? cache_set(*cache, code) : nullptr;
+            if (CodeCache::Slot* hit =
+                    set && undigested ? cache_find_undigested(rt.layout, set, code) : nullptr) {
+                frames[i].code_id = last_id = hit->id;
+                memo.add(code, hit->id);
                 continue;
             }
             CodeKey key = fingerprint(rt.layout, code);
             uint64_t packed[6];
             pack(key, packed);
-            CodeCache::Slot* set = cache ? cache_set(*cache, code) : nullptr;
-            if (CodeCache::Slot* hit = set ? cache_find(set, packed) : nullptr) {
-                frames[i].code_id = hit->id;
+            if (CodeCache::Slot* hit = set && !undigested ? cache_find(set, packed) : nullptr) {
+                frames[i].code_id = last_id = hit->id;
                 memo.add(code, hit->id);
                 continue;
             }
@@ -148,9 +184,9 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
                 ok = false;
                 break;
             }
-            frames[i].code_id = id;
+            frames[i].code_id = last_id = id;
             memo.add(code, id);
-            if (set) cache_store(set, packed, id);
+            if (set) cache_store(rt.layout, set, key, packed, id);
             if (is_new) fresh[count++] = Fresh{code, id};
         }
         if (locked) g_lock.unlock();

@@ -1,5 +1,7 @@
 #include "fingerprint.h"
 
+#include <cstring>
+
 #include "frame_walk.h"
 
 namespace gpuleak::python {
@@ -51,7 +53,53 @@ uint64_t table_summary(const Layout& l, uintptr_t table, bool whole) {
     return mix(mix(h, load<uint64_t>(bytes, 0)), load<uint64_t>(bytes, n - 8));
 }
 
+// The bytes of a line table of `n` bytes that table_digest() reads: all of them up to 128, else
+// the first and the last 64.
+struct Covered {
+    uint32_t head, tail; // bytes [0, head) and [n - tail, n)
+};
+Covered covered(uint32_t n) {
+    return n <= 128 ? Covered{n, 0} : Covered{64, 64};
+}
+
+// The table's size as table_summary() reads it (-1: no table).
+int64_t table_size(const Layout& l, uintptr_t table) {
+    return table ? load<int64_t>(table, l.var_size) : -1;
+}
+
+// Whether table_summary() digests bytes of a table of this size, or only the size.
+bool has_digested_bytes(int64_t size) {
+    return size > 0 && size <= kMaxTableBytes;
+}
+
 } // namespace
+
+bool digests_content(const Layout& l) {
+    return l.co_version == kAbsent;
+}
+
+void copy_content(const Layout& l, uintptr_t qualname, uintptr_t table, CodeCache::Slot& slot) {
+    slot.qualname_hash = str_hash(l, qualname);
+    slot.table_size = table_size(l, table);
+    if (!has_digested_bytes(slot.table_size)) return;
+    auto n = static_cast<uint32_t>(slot.table_size);
+    Covered c = covered(n);
+    auto bytes = reinterpret_cast<const uint8_t*>(table + l.bytes_sval);
+    std::memcpy(slot.table, bytes, c.head);
+    std::memcpy(slot.table + c.head, bytes + n - c.tail, c.tail);
+}
+
+bool same_content(const Layout& l, uintptr_t qualname, uintptr_t table,
+                  const CodeCache::Slot& slot) {
+    if (str_hash(l, qualname) != slot.qualname_hash || table_size(l, table) != slot.table_size)
+        return false;
+    if (!has_digested_bytes(slot.table_size)) return true;
+    auto n = static_cast<uint32_t>(slot.table_size);
+    Covered c = covered(n);
+    auto bytes = reinterpret_cast<const uint8_t*>(table + l.bytes_sval);
+    return std::memcmp(slot.table, bytes, c.head) == 0 &&
+           (c.tail == 0 || std::memcmp(slot.table + c.head, bytes + n - c.tail, c.tail) == 0);
+}
 
 CodeKey fingerprint(const Layout& l, uintptr_t code) {
     CodeKey key{code,

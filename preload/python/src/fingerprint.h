@@ -8,11 +8,21 @@
 
 #include "code_registry.h"
 #include "layout.h"
+#include "python_stack.h"
 
 namespace gpuleak::python {
 
 // 3.12+: co_version, a per-code-object counter. 3.9-3.11 have no such counter: the qualname's
 // cached hash and a digest of the line table's bytes stand in for it.
 CodeKey fingerprint(const Layout& l, uintptr_t code);
+
+// Up to 3.11, what fingerprint() digests (the qualname's hash, the line table's size and the bytes
+// the digest covers), copied into a cache slot; and whether a code object's qualname and line
+// table still hold exactly that. Equal copies give equal digests, so a slot whose pointers match
+// and whose copy is the same holds this code object's fingerprint without computing it.
+bool digests_content(const Layout& l);
+void copy_content(const Layout& l, uintptr_t qualname, uintptr_t table, CodeCache::Slot& slot);
+bool same_content(const Layout& l, uintptr_t qualname, uintptr_t table,
+                  const CodeCache::Slot& slot);
 
 } // namespace gpuleak::python

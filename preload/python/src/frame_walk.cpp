@@ -1,5 +1,7 @@
 #include "frame_walk.h"
 
+#include "version_tables.h"
+
 namespace gpuleak::python {
 namespace {
 
@@ -24,7 +26,7 @@ size_t walk_frame_objects(const Layout& l, uintptr_t code_type, uintptr_t tstate
             int32_t lasti = load<int32_t>(frame, l.f_lasti);
             int32_t offset = lasti < 0 ? -1 : (l.lasti_in_units ? 2 * lasti : lasti);
             // Up to 3.10 every Python frame is evaluated by its own _PyEval_EvalFrameDefault call.
-            out[n++] = PyFrame{code, offset, true};
+            out[n++] = PyFrame{code, offset, true, {}};
         }
         uintptr_t back = load<uintptr_t>(frame, l.f_back);
         if (back == frame) break;
@@ -60,8 +62,11 @@ bool incomplete(const Layout& l, uint8_t owner, uintptr_t code, int32_t offset) 
     return offset < 2 * first;
 }
 
-size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out,
-                               size_t max) {
+// Inlined into each caller below: called with one of the constant tables, every offset and
+// "absent" test folds into the instructions, which leaves the loads of the frames themselves.
+[[gnu::always_inline]] inline size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type,
+                                                             uintptr_t tstate, PyFrame* out,
+                                                             size_t max) {
     uintptr_t frame = load<uintptr_t>(tstate, l.ts_top);
     if (l.cframe_current != kAbsent) {
         // 3.11/3.12: the _PyCFrame lives on the C stack of the eval loop that is blocked in the
@@ -88,7 +93,7 @@ size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type, uintptr_t t
                     // Hidden, but its eval-loop boundary still belongs to the frames inside it.
                     if (entry && n) out[n - 1].is_entry = true;
                 } else {
-                    out[n++] = PyFrame{code, offset, entry};
+                    out[n++] = PyFrame{code, offset, entry, {}};
                 }
             }
         }
@@ -98,12 +103,36 @@ size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type, uintptr_t t
     return n;
 }
 
+constexpr Layout table(uint32_t version_hex) {
+    Layout l;
+    table_layout(version_hex, l);
+    return l;
+}
+constexpr Layout kTable311 = table(0x030b00f0);
+constexpr Layout kTable312 = table(0x030c00f0);
+
+[[gnu::noinline]] size_t walk_table_311(uintptr_t code_type, uintptr_t tstate, PyFrame* out,
+                                        size_t max) {
+    return walk_interpreter_frames(kTable311, code_type, tstate, out, max);
+}
+[[gnu::noinline]] size_t walk_table_312(uintptr_t code_type, uintptr_t tstate, PyFrame* out,
+                                        size_t max) {
+    return walk_interpreter_frames(kTable312, code_type, tstate, out, max);
+}
+[[gnu::noinline]] size_t walk_any_layout(const Layout& l, uintptr_t code_type, uintptr_t tstate,
+                                         PyFrame* out, size_t max) {
+    return walk_interpreter_frames(l, code_type, tstate, out, max);
+}
+
 } // namespace
 
 size_t walk_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out,
                    size_t max) {
     if (l.kind == FrameKind::FrameObject) return walk_frame_objects(l, code_type, tstate, out, max);
-    return walk_interpreter_frames(l, code_type, tstate, out, max);
+    // The tables' fields are the same for every patch release (version_tables.h).
+    if (l.table_minor == 11) return walk_table_311(code_type, tstate, out, max);
+    if (l.table_minor == 12) return walk_table_312(code_type, tstate, out, max);
+    return walk_any_layout(l, code_type, tstate, out, max);
 }
 
 } // namespace gpuleak::python

@@ -18,6 +18,7 @@ inline constexpr int32_t kAbsent = -1;
 struct Layout {
     uint32_t version_hex = 0;
     const char* source = "table";
+    uint8_t table_minor = 0; // 11 for version_tables.h's 3.11 table, ...; 0: from _Py_DebugOffsets
     FrameKind kind = FrameKind::FrameObject;
     bool free_threaded = false;
 
@@ -64,8 +65,7 @@ struct Layout {
     uint32_t expect_frame_basicsize = 0; // 0: not checked
 };
 
-// 3.9-3.12 release builds. False for any other version.
-bool table_layout(uint32_t version_hex, Layout& out);
+// 3.9-3.12: version_tables.h.
 
 // Reads _Py_DebugOffsets at the start of _PyRuntime (3.13+). On failure returns false and points
 // `why` at a short reason.

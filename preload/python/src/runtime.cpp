@@ -8,6 +8,7 @@
 #include "frame_walk.h"
 #include "python_stack.h"
 #include "version.h"
+#include "version_tables.h"
 #include "warnings.h"
 
 namespace gpuleak::python {

@@ -1,12 +1,14 @@
 // Hardcoded layouts for the versions without _Py_DebugOffsets. Every number was printed with
 // offsetof() against the Py_BUILD_CORE headers of 3.9.18, 3.10.13, 3.11.7 and 3.12.1; CPython keeps
 // these structs stable across patch releases (Debian's 3.11.2 matches the 3.11.7 table).
+#pragma once
+
 #include "layout.h"
 
 namespace gpuleak::python {
-namespace {
+namespace tables {
 
-void frame_object_common(Layout& l) {
+constexpr void frame_object_common(Layout& l) {
     l.kind = FrameKind::FrameObject;
     l.ts_interp = 16;
     l.interp_id = 24;
@@ -22,7 +24,7 @@ void frame_object_common(Layout& l) {
     l.expect_code_basicsize = 176;
 }
 
-void interpreter_frame_common(Layout& l) {
+constexpr void interpreter_frame_common(Layout& l) {
     l.kind = FrameKind::InterpreterFrame;
     l.ts_interp = 16;
     l.ts_top = 56;  // tstate->cframe
@@ -34,24 +36,27 @@ void interpreter_frame_common(Layout& l) {
 
 } // namespace
 
-bool table_layout(uint32_t version_hex, Layout& l) {
+// 3.9-3.12 release builds. False for any other version. constexpr, so that the frame walk can be
+// compiled for a table with its offsets as constants (frame_walk.cpp).
+constexpr bool table_layout(uint32_t version_hex, Layout& l) {
     l = Layout{};
     l.version_hex = version_hex;
     l.source = "table";
+    l.table_minor = static_cast<uint8_t>((version_hex >> 16) & 0xff);
     switch ((version_hex >> 16) & 0xffff) {
     case 0x0309:
-        frame_object_common(l);
+        tables::frame_object_common(l);
         l.f_lasti = 104;
         l.expect_frame_basicsize = 368;
         return true;
     case 0x030a:
-        frame_object_common(l);
+        tables::frame_object_common(l);
         l.f_lasti = 96;
         l.lasti_in_units = true;
         l.expect_frame_basicsize = 360;
         return true;
     case 0x030b:
-        interpreter_frame_common(l);
+        tables::interpreter_frame_common(l);
         l.interp_id = 48;
         l.cframe_current = 8;
         l.f_code = 32;
@@ -66,7 +71,7 @@ bool table_layout(uint32_t version_hex, Layout& l) {
         l.expect_code_basicsize = 184;
         return true;
     case 0x030c:
-        interpreter_frame_common(l);
+        tables::interpreter_frame_common(l);
         l.interp_id = 8;
         l.cframe_current = 0;
         l.f_code = 0;
