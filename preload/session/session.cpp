@@ -14,13 +14,16 @@
 #include "support/log.h"
 
 namespace gpuleak::session {
-namespace {
 
-enum State : int { kOff, kStarting, kActive, kDisabled };
-
+namespace state {
 std::atomic<int> g_state{kOff};
 std::atomic<bool> g_direct{false};
 uint64_t g_start_mono = 0;
+} // namespace state
+
+namespace {
+
+using namespace state;
 bool g_is_forked_child = false;
 // Set by the first ensure_started (before any recorder state exists) and never changed.
 std::atomic<const Producer*> g_producer{nullptr};
@@ -80,7 +83,7 @@ __attribute__((destructor)) void on_unload() {
 
 } // namespace
 
-bool ensure_started(const Producer& producer) {
+bool ensure_started_slow(const Producer& producer) {
     int s = g_state.load(std::memory_order_acquire);
     if (s == kActive) return true;
     if (s == kDisabled) return false;
@@ -97,11 +100,5 @@ bool ensure_started(const Producer& producer) {
     return s == kActive;
 }
 
-bool direct_mode() {
-    return g_direct.load(std::memory_order_relaxed);
-}
-uint64_t start_mono_ns() {
-    return g_start_mono;
-}
 
 } // namespace gpuleak::session

@@ -18,6 +18,11 @@
 #include "support/pages.h"
 
 namespace gpuleak::writer {
+
+// Tracing stopped: the file could not be created or written, or it reached its size limit. Read on
+// every event, without the lock.
+std::atomic<bool> g_stopped{false};
+
 namespace {
 
 // The file and what frames blocks into it (format/writer.h): constructed by open_file, never
@@ -25,9 +30,6 @@ namespace {
 // g_write_mutex.
 constinit NoDestroy<format::FileSink> g_sink;
 constinit NoDestroy<format::TraceWriter> g_trace;
-// Tracing stopped: the file could not be created or written, or it reached its size limit. Read on
-// every event, without the lock.
-std::atomic<bool> g_stopped{false};
 
 // Chunks come from mmap in batches and are recycled; the pool lock is taken once per 64 KiB of
 // events.
@@ -273,9 +275,6 @@ void drain() {
     drain_queue(false);
 }
 
-bool failed() {
-    return g_stopped.load(std::memory_order_relaxed);
-}
 
 void before_fork() {
     g_pool_mutex.lock();

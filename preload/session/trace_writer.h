@@ -3,6 +3,7 @@
 // the file and keeps the size limit), the flush a fatal signal asks for, and fork.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "session/chunk.h"
@@ -33,8 +34,11 @@ void stop_thread();
 void drain();
 
 // Tracing stopped: the file could not be written, or it reached its size limit (GPULEAK_MAX_BYTES
-// or RLIMIT_FSIZE) and ends with a Capped record.
-bool failed();
+// or RLIMIT_FSIZE) and ends with a Capped record. Read inline by every event.
+extern std::atomic<bool> g_stopped;
+inline bool failed() {
+    return g_stopped.load(std::memory_order_relaxed);
+}
 
 // fork support: the child must not inherit the parent's file or queue.
 void before_fork();
