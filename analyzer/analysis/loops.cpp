@@ -1,6 +1,7 @@
 #include "analysis/loops.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -58,6 +59,12 @@ struct FoundLoop {
     }
 };
 
+// The loops whose body holds a path, as found at `version` of the thread's loops.
+struct BodiesOfPath {
+    uint64_t version = ~uint64_t{0};
+    std::vector<uint32_t> loops;
+};
+
 struct ThreadLoops {
     std::vector<uint32_t> prev;
     std::unordered_map<uint32_t, uint64_t> last_entry;              // node -> time entered
@@ -65,6 +72,12 @@ struct ThreadLoops {
     std::unordered_map<uint64_t, std::vector<uint32_t>> by_context; // (parent, function) -> loops
     std::unordered_map<uint64_t, uint64_t> min_pc;                  // (parent, function) -> pc
     std::vector<uint32_t> in_body;                                  // loops holding `prev`
+    std::vector<uint32_t> next_in_body;                             // reused by on_alloc
+    // Which loops hold a path depends only on the path and on the thread's loops and their
+    // bodies' extents, which change only in add_back_edge (a new loop, a longer body): counted
+    // here, so a path met again (by its id) reuses what was found for it.
+    uint64_t version = 0;
+    std::vector<BodiesOfPath> bodies_by_path;
 };
 
 // The innermost loop statement enclosing both positions (lines, innermost first), and its place
@@ -125,8 +138,12 @@ struct LoopFinder::State {
             t.by_context[context_key(l.parent, l.function)].push_back(id);
             loops.push_back(std::move(l));
             loop = &loops.back();
+            ++t.version;
         }
-        loop->end_pc = std::max(loop->end_pc, source_pc);
+        if (source_pc > loop->end_pc) {
+            loop->end_pc = source_pc;
+            ++t.version;
+        }
         loop->start(ts, loop->starts.empty());
     }
 
@@ -175,12 +192,18 @@ struct LoopFinder::State {
         }
     }
 
-    void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path) {
+    void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
+                  uint32_t path_id) {
         ThreadLoops& t = threads[thread];
         const std::vector<uint32_t>& prev = t.prev;
         edge_heads.clear();
+        // The common prefix, eight frames at a time while it lasts (consecutive allocations of a
+        // thread usually share all but a few innermost frames).
+        size_t common = std::min(path.size(), prev.size());
         size_t d = 0;
-        while (d < path.size() && d < prev.size() && path[d] == prev[d])
+        while (d + 8 <= common && std::memcmp(&path[d], &prev[d], 8 * sizeof path[d]) == 0)
+            d += 8;
+        while (d < common && path[d] == prev[d])
             ++d;
         if (!prev.empty()) {
             if (d == path.size() && d == prev.size()) {
@@ -215,28 +238,44 @@ struct LoopFinder::State {
             for (uint32_t id : head->second)
                 loops[id].start(ts, true);
         }
-        std::vector<uint32_t> in_body;
-        for (size_t i = 0; i < path.size(); ++i) {
-            const CallNode& n = calls[path[i]];
-            if (!n.user) continue;
-            uint64_t key = context_key(parent_of(path, i), n.function);
-            auto [min, fresh] = t.min_pc.try_emplace(key, n.pc);
-            if (!fresh) min->second = std::min(min->second, n.pc);
-            auto loops_here = t.by_context.find(key);
-            if (loops_here == t.by_context.end()) continue;
-            for (uint32_t id : loops_here->second) {
-                FoundLoop& l = loops[id];
-                if (n.pc < l.head_pc || n.pc > l.end_pc) continue;
-                l.last_in_body = ts;
-                l.allocations += 1;
-                in_body.push_back(id);
+        std::vector<uint32_t>& in_body = t.next_in_body;
+        in_body.clear();
+        BodiesOfPath* known = nullptr;
+        if (path_id != LoopFinder::kUnnamedPath) {
+            if (path_id >= t.bodies_by_path.size()) t.bodies_by_path.resize(path_id + 1);
+            known = &t.bodies_by_path[path_id];
+        }
+        if (known && known->version == t.version) {
+            // The path's lowest positions are in min_pc since it was last met (a minimum).
+            in_body = known->loops;
+        } else {
+            for (size_t i = 0; i < path.size(); ++i) {
+                const CallNode& n = calls[path[i]];
+                if (!n.user) continue;
+                uint64_t key = context_key(parent_of(path, i), n.function);
+                auto [min, fresh] = t.min_pc.try_emplace(key, n.pc);
+                if (!fresh) min->second = std::min(min->second, n.pc);
+                auto loops_here = t.by_context.find(key);
+                if (loops_here == t.by_context.end()) continue;
+                for (uint32_t id : loops_here->second) {
+                    const FoundLoop& l = loops[id];
+                    if (n.pc >= l.head_pc && n.pc <= l.end_pc) in_body.push_back(id);
+                }
             }
+            if (known) {
+                known->loops = in_body;
+                known->version = t.version;
+            }
+        }
+        for (uint32_t id : in_body) {
+            loops[id].last_in_body = ts;
+            loops[id].allocations += 1;
         }
         for (uint32_t id : t.in_body)
             if (std::find(in_body.begin(), in_body.end(), id) == in_body.end())
                 loops[id].exit_ts = ts;
-        t.in_body = std::move(in_body);
-        t.prev = path;
+        std::swap(t.in_body, t.next_in_body);
+        if (d != path.size() || d != prev.size()) t.prev = path;
     }
 };
 
@@ -247,8 +286,9 @@ LoopFinder::~LoopFinder() {
     delete state_;
 }
 
-void LoopFinder::on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path) {
-    state_->on_alloc(thread, ts, path);
+void LoopFinder::on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
+                          uint32_t path_id) {
+    state_->on_alloc(thread, ts, path, path_id);
 }
 
 std::vector<Loop> LoopFinder::finish(uint64_t end_ts) {
@@ -355,7 +395,7 @@ struct LoopPass::State {
         uint64_t ts = e.record->ts;
         uint32_t site = cache.site(e.thread, e.record->stack, e.record->py_stack);
         out.teardown_ts = ts;
-        finder.on_alloc(e.lane, ts, sites.site(site).path);
+        finder.on_alloc(e.lane, ts, sites.site(site).path, site);
         uint64_t key = uint64_t{site} << 32 | e.lane;
         auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.lane, ts});
         if (fresh) order.push_back(key);

@@ -70,8 +70,11 @@ public:
     LoopFinder(const LoopFinder&) = delete;
     LoopFinder& operator=(const LoopFinder&) = delete;
 
-    // `path`: CallTree nodes outermost first; times ascending per thread.
-    void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path);
+    // `path`: CallTree nodes outermost first; times ascending per thread. `path_id`, if given,
+    // names the path (the same id, the same path), which spares a path met again most of the work.
+    static constexpr uint32_t kUnnamedPath = ~0u;
+    void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
+                  uint32_t path_id = kUnnamedPath);
     // Loops with at least two iterations. `end_ts`: the time of the trace's last event.
     std::vector<Loop> finish(uint64_t end_ts);
     // The innermost loop holding a path on a thread, as an index into finish()'s result; -1 if

@@ -218,5 +218,61 @@ TEST(LoopFinder, WithoutSourceARestartCountsForTheCallerToo) {
     EXPECT_EQ(loops[at_34].iterations(), 6u);
 }
 
+// A path named by its id reuses what was found for it while the thread's loops stay as they
+// were: on random walks through nested loops, with loops found and bodies growing along the way,
+// the finder given ids finds exactly what the finder without them finds.
+TEST(LoopFinder, PathIdsChangeNothingFound) {
+    for (bool source_known : {true, false}) {
+        for (uint64_t seed = 1; seed <= 20; ++seed) {
+            Program p;
+            p.source_known = source_known;
+            p.chains = {{{"main", 3}, {2}},      {{"main", 5}, {4, 2}}, {{"main", 6}, {4, 2}},
+                        {{"main", 8}, {2}},      {{"step", 12}, {11}},  {{"step", 13}, {11}},
+                        {{"step", 15}, {14, 11}}};
+            std::vector<std::vector<uint32_t>> paths = {
+                p.path({{"main", 3}}),
+                p.path({{"main", 5}, {"step", 12}}),
+                p.path({{"main", 5}, {"step", 13}}),
+                p.path({{"main", 5}, {"step", 15}}, true),
+                p.path({{"main", 6}, {"step", 12}}),
+                p.path({{"main", 6}}),
+                p.path({{"main", 8}}, true),
+                p.path({{"main", 9}}),
+            };
+            LoopFinder named(p.calls, &Program::oracle, &p);
+            LoopFinder unnamed(p.calls, &Program::oracle, &p);
+            uint64_t x = seed * 0x9e3779b97f4a7c15ull, ts = 0;
+            for (int i = 0; i < 400; ++i) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                // Mostly the next path in order (loops), sometimes a jump (branches, restarts).
+                uint32_t id = x % 5 ? static_cast<uint32_t>(i % paths.size())
+                                    : static_cast<uint32_t>((x >> 8) % paths.size());
+                uint32_t thread = (x >> 20) % 3 ? 1 : 2;
+                ts += 1 + (x >> 32) % 3;
+                named.on_alloc(thread, ts, paths[id], id);
+                unnamed.on_alloc(thread, ts, paths[id]);
+            }
+            std::vector<Loop> a = named.finish(ts + 1), b = unnamed.finish(ts + 1);
+            SCOPED_TRACE("seed " + std::to_string(seed) + (source_known ? "" : ", no source"));
+            ASSERT_EQ(a.size(), b.size());
+            for (size_t k = 0; k < a.size(); ++k) {
+                EXPECT_EQ(a[k].head, b[k].head);
+                EXPECT_EQ(a[k].body_end_pc, b[k].body_end_pc);
+                EXPECT_EQ(a[k].starts, b[k].starts);
+                EXPECT_EQ(a[k].run_starts, b[k].run_starts);
+                EXPECT_EQ(a[k].end_ts, b[k].end_ts);
+                EXPECT_EQ(a[k].runs_to_end, b[k].runs_to_end);
+                EXPECT_EQ(a[k].allocations, b[k].allocations);
+            }
+            for (const auto& path : paths)
+                for (uint32_t thread : {1u, 2u})
+                    EXPECT_EQ(named.loop_of(thread, path), unnamed.loop_of(thread, path));
+            if (seed == 1 && source_known) {
+                EXPECT_GE(a.size(), 2u) << "the walk must find loops";
+            }
+        }
+    }
+}
+
 } // namespace
 } // namespace gpuleak::analyzer
