@@ -113,6 +113,18 @@ void EventStream::push(size_t stream) {
     std::push_heap(heap_.begin(), heap_.end(), [this](size_t a, size_t b) { return less(b, a); });
 }
 
+void EventStream::sift_down() {
+    size_t n = heap_.size(), i = 0;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n) return;
+        if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
+        if (!less(heap_[child], heap_[i])) return;
+        std::swap(heap_[i], heap_[child]);
+        i = child;
+    }
+}
+
 size_t EventStream::pop() {
     std::pop_heap(heap_.begin(), heap_.end(), [this](size_t a, size_t b) { return less(b, a); });
     size_t stream = heap_.back();
@@ -126,10 +138,15 @@ void EventStream::settle() {
         delivered_ = kNoStream;
         if (advance(s)) {
             // Still ahead of every other thread (always, with one thread): no heap traffic.
-            if (heap_.empty() || less(s, heap_.front()))
+            if (heap_.empty() || less(s, heap_.front())) {
                 ready_ = s;
-            else
-                push(s);
+            } else {
+                // The heap's first is next; s takes its place (one sift instead of a push and a
+                // pop: threads that take turns event by event do this for every event).
+                ready_ = heap_.front();
+                heap_.front() = s;
+                sift_down();
+            }
         }
     }
     if (ready_ == kNoStream && !heap_.empty()) ready_ = pop();

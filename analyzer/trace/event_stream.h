@@ -61,7 +61,8 @@ private:
     bool advance(size_t stream); // moves the stream to its next event and notes its time
     void push(size_t stream);
     size_t pop();
-    void settle(); // advances the stream delivered last and finds the next head
+    void sift_down(); // restores the heap after its first element was replaced
+    void settle();    // advances the stream delivered last and finds the next head
 
     static constexpr size_t kNoStream = ~size_t{0};
 

@@ -92,6 +92,44 @@ TEST(Varint, RoundTripsExtremes) {
         EXPECT_EQ(unzigzag(zigzag(v)), v);
 }
 
+// Far from a payload's end the reader decodes 2 to 8 bytes at once: every length, both sides of
+// every 7-bit boundary, and random values, each followed by a record that must still be found.
+TEST(Varint, DecodesEveryLengthAwayFromTheEnd) {
+    std::vector<uint64_t> values = {0, 1, 127, 128, ~0ull, ~0ull >> 1, 1ull << 63};
+    for (int bits = 7; bits < 64; bits += 7) {
+        values.push_back((1ull << bits) - 1);
+        values.push_back(1ull << bits);
+        values.push_back((1ull << bits) + 1);
+    }
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 2000; ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        values.push_back(x >> (i % 64));
+    }
+    for (uint64_t v : values) {
+        uint8_t rec[64] = {};
+        Encoder r(rec, rec + sizeof rec);
+        put::capped(r, 3, v);
+        put::capped(r, 4, 77); // the next record starts where the varint ended
+        RecordCursor cursor(rec, r.position() + 20, 0); // the fast path needs ten bytes left
+        Record out;
+        ASSERT_TRUE(cursor.next(out)) << v;
+        EXPECT_EQ(out.count, v);
+        ASSERT_TRUE(cursor.next(out)) << v;
+        EXPECT_EQ(out.ts, 7u);
+        EXPECT_EQ(out.count, 77u) << v;
+    }
+    // Continuation bits to the end of the payload, and eleven of them far from it.
+    uint8_t rec[40] = {static_cast<uint8_t>(Tag::Capped), 0};
+    std::memset(rec + 2, 0x80, 11);
+    for (size_t end : {7, 40}) {
+        RecordCursor cursor(rec, rec + end, 0);
+        Record out;
+        EXPECT_FALSE(cursor.next(out));
+        EXPECT_EQ(cursor.error(), end == 7 ? "record truncated" : "varint too long");
+    }
+}
+
 TEST(TraceFile, ReadsBlocksAndRecords) {
     TempTrace t;
     t.header();
