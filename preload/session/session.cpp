@@ -100,5 +100,4 @@ bool ensure_started_slow(const Producer& producer) {
     return s == kActive;
 }
 
-
 } // namespace gpuleak::session

@@ -275,7 +275,6 @@ void drain() {
     drain_queue(false);
 }
 
-
 void before_fork() {
     g_pool_mutex.lock();
     g_queue_mutex.lock();

@@ -34,7 +34,7 @@ constexpr void interpreter_frame_common(Layout& l) {
     l.co_linetable = 136;
 }
 
-} // namespace
+} // namespace tables
 
 // 3.9-3.12 release builds. False for any other version. constexpr, so that the frame walk can be
 // compiled for a table with its offsets as constants (frame_walk.cpp).
