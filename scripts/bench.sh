@@ -2,7 +2,7 @@
 # gpuleak's costs measured side by side with heaptrack and with the bare unwind, in one run, printed
 # as one Markdown table (docs/performance.md explains every row and keeps the latest results).
 #
-#   scripts/bench.sh                 the full run: about 15 minutes on 2 cores
+#   scripts/bench.sh                 the full run: 4 to 8 minutes on 2 cores, 2.7 GB of $TMPDIR
 #   BENCH_SCALE=0.1 scripts/bench.sh  every count scaled (a quick look; the 100 M- and 1 G-event rows too)
 #   BENCH_REPEAT=5 scripts/bench.sh   runs per measurement (default 3; the median is kept)
 #
