@@ -287,6 +287,8 @@ def run_program(job, cfg):
                 report = json.loads(p.stdout)
                 truth = read_truth([os.path.join(pdir, s) for s in prog["sources"]])
                 result["eval"] = evaluate(report, truth)
+                if any(ln["reported"] == NOT_TRACED for ln in result["eval"]["lines"]):
+                    result["diagnosis"] = diagnose(report, p.stderr.decode(errors="replace"), out)
                 if cfg["keep"]:
                     kd = os.path.join(cfg["keep"], suite, prog["name"])
                     os.makedirs(kd, exist_ok=True)
@@ -297,6 +299,32 @@ def run_program(job, cfg):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def diagnose(report, analyzer_stderr, preload_output):
+    """What a run with "not traced" lines leaves to go on, printed with its mismatches (a rare
+    failure seen in full ctest runs only, docs/verdict-corpus.md): the warnings, and every site
+    with its innermost Python frames (else the innermost frames that have a file)."""
+    out = []
+    if analyzer_stderr.strip():
+        out.append("gpuleak-report stderr: " + analyzer_stderr.strip()[-400:])
+    if preload_output.strip():
+        out.append("program output under the preload: " + preload_output.strip()[-400:])
+    for proc in report_processes(report):
+        summary = proc.get("summary") or {}
+        out.append("process %s: %s events, %s allocations, complete %s, warnings %s" % (
+            summary.get("pid"), summary.get("events"), summary.get("allocations"),
+            summary.get("complete"), proc.get("warnings")))
+        for site in proc.get("sites") or []:
+            frames = site.get("frames") or []
+            frames = ([f for f in frames if f.get("kind") == "python" and f.get("file")] or
+                      [f for f in frames if f.get("file")])[:6]
+            out.append("site %s (%s, %s allocations, no_python_state %s): %s" % (
+                site.get("id"), site.get("verdict"), site.get("allocations"),
+                site.get("no_python_state"),
+                " <- ".join("%s:%s %s" % (os.path.basename(f["file"]), f.get("line"),
+                                          f.get("function")) for f in frames) or "no file"))
+    return out
 
 
 def print_program(result, verbose):
@@ -320,6 +348,8 @@ def print_program(result, verbose):
     print("  %-40s %s" % (result["name"], status))
     for b in bad:
         print(b)
+    for d in result.get("diagnosis") or []:
+        print("      " + d)
     if verbose and ev and ev["unmatched"]:
         for s in ev["unmatched"]:
             h = s.get("headline") or {}
