@@ -155,6 +155,10 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
                 continue;
             }
             last_code = code;
+            auto resolved = [&](uint64_t id) {
+                frames[i].code_id = last_id = id;
+                memo.add(code, id);
+            };
             if (uint64_t id = memo.find(code)) {
                 frames[i].code_id = last_id = id;
                 continue;
@@ -162,16 +166,14 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
             CodeCache::Slot* set = cache ? cache_set(*cache, code) : nullptr;
             if (CodeCache::Slot* hit =
                     set && undigested ? cache_find_undigested(rt.layout, set, code) : nullptr) {
-                frames[i].code_id = last_id = hit->id;
-                memo.add(code, hit->id);
+                resolved(hit->id);
                 continue;
             }
             CodeKey key = fingerprint(rt.layout, code);
             uint64_t packed[6];
             pack(key, packed);
             if (CodeCache::Slot* hit = set && !undigested ? cache_find(set, packed) : nullptr) {
-                frames[i].code_id = last_id = hit->id;
-                memo.add(code, hit->id);
+                resolved(hit->id);
                 continue;
             }
             if (!locked) {
@@ -184,8 +186,7 @@ bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, voi
                 ok = false;
                 break;
             }
-            frames[i].code_id = last_id = id;
-            memo.add(code, id);
+            resolved(id);
             if (set) cache_store(rt.layout, set, key, packed, id);
             if (is_new) fresh[count++] = Fresh{code, id};
         }

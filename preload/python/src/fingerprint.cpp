@@ -8,29 +8,31 @@ namespace gpuleak::python {
 namespace {
 
 constexpr int64_t kMaxTableBytes = 16 << 20;
+// Line tables up to kWholeTable bytes are digested whole, longer ones by their first and last
+// kTableEnd bytes: the functions re-created in loops are small ones, and the cost per frame stays
+// bounded (module bodies have line tables of many KiB).
+constexpr uint32_t kWholeTable = 128;
+constexpr uint32_t kTableEnd = 64;
 
 uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h * 0xff51afd7ed558ccdull;
 }
 
-// Line tables up to 128 bytes whole, longer ones by their first and last 64 bytes: the functions
-// re-created in loops are small ones, and the cost per frame stays bounded (module bodies have
-// line tables of many KiB).
 uint64_t table_digest(uintptr_t bytes, uint32_t n, uint64_t h) {
     if (n < 8) {
         for (uint32_t i = 0; i < n; ++i)
             h = mix(h, load<uint8_t>(bytes, i));
         return h;
     }
-    if (n <= 128) {
+    if (n <= kWholeTable) {
         for (uint32_t i = 0; i + 8 <= n; i += 8)
             h = mix(h, load<uint64_t>(bytes, i));
         return mix(h, load<uint64_t>(bytes, n - 8));
     }
-    for (uint32_t i = 0; i < 64; i += 8)
+    for (uint32_t i = 0; i < kTableEnd; i += 8)
         h = mix(h, load<uint64_t>(bytes, i));
-    for (uint32_t i = n - 64; i < n; i += 8)
+    for (uint32_t i = n - kTableEnd; i < n; i += 8)
         h = mix(h, load<uint64_t>(bytes, i));
     return h;
 }
@@ -41,11 +43,16 @@ uint64_t str_hash(const Layout& l, uintptr_t str) {
     return str ? static_cast<uint64_t>(load<int64_t>(str, l.str_length + 8)) : 0;
 }
 
+// Whether table_summary() digests bytes of a table of this size, or only the size.
+bool has_digested_bytes(int64_t size) {
+    return size > 0 && size <= kMaxTableBytes;
+}
+
 uint64_t table_summary(const Layout& l, uintptr_t table, bool whole) {
     if (!table) return 0;
     int64_t size = load<int64_t>(table, l.var_size);
     uint64_t h = mix(0, static_cast<uint64_t>(size));
-    if (size <= 0 || size > kMaxTableBytes) return h;
+    if (!has_digested_bytes(size)) return h;
     auto n = static_cast<uint32_t>(size);
     uintptr_t bytes = table + l.bytes_sval;
     if (whole) return table_digest(bytes, n, h);
@@ -53,23 +60,18 @@ uint64_t table_summary(const Layout& l, uintptr_t table, bool whole) {
     return mix(mix(h, load<uint64_t>(bytes, 0)), load<uint64_t>(bytes, n - 8));
 }
 
-// The bytes of a line table of `n` bytes that table_digest() reads: all of them up to 128, else
-// the first and the last 64.
+// The bytes of a line table of `n` bytes that table_digest() reads.
 struct Covered {
     uint32_t head, tail; // bytes [0, head) and [n - tail, n)
 };
 Covered covered(uint32_t n) {
-    return n <= 128 ? Covered{n, 0} : Covered{64, 64};
+    return n <= kWholeTable ? Covered{n, 0} : Covered{kTableEnd, kTableEnd};
 }
+static_assert(2 * kTableEnd <= sizeof CodeCache::Slot::table, "a slot holds what is digested");
 
 // The table's size as table_summary() reads it (-1: no table).
 int64_t table_size(const Layout& l, uintptr_t table) {
     return table ? load<int64_t>(table, l.var_size) : -1;
-}
-
-// Whether table_summary() digests bytes of a table of this size, or only the size.
-bool has_digested_bytes(int64_t size) {
-    return size > 0 && size <= kMaxTableBytes;
 }
 
 } // namespace
