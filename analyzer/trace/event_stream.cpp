@@ -62,7 +62,8 @@ public:
                     warnings.push_back(file.error());
                 continue;
             }
-            cursor_.emplace(payload_.data(), payload_.data() + payload_.size(), block_->first_ts);
+            cursor_ = format::RecordCursor::block(file.version(), payload_.data(), payload_.size(),
+                                                  block_->first_ts);
         }
     }
 

@@ -302,7 +302,8 @@ bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listene
             definitions.block_error(b, false, t.file.error(), true);
             continue;
         }
-        format::RecordCursor cursor(payload.data(), payload.data() + payload.size(), b.first_ts);
+        auto cursor = format::RecordCursor::block(t.file.version(), payload.data(), payload.size(),
+                                                  b.first_ts);
         while (cursor.next(r)) {
             if (events && is_timed(r.tag)) {
                 if (r.tag == format::Tag::Marker)

@@ -21,6 +21,46 @@ bool RecordCursor::varint_near_end(uint64_t& v) {
     return varint_too_long();
 }
 
+RecordCursor RecordCursor::block(uint32_t version, const uint8_t* payload, size_t size,
+                                 uint64_t first_ts) {
+    RecordCursor c(payload, payload + size, first_ts);
+    if (version < 2) return c;
+    uint32_t column = 0;
+    if (size >= kTimeTrailerBytes)
+        for (uint32_t i = 0; i < kTimeTrailerBytes; ++i)
+            column |= static_cast<uint32_t>(payload[size - kTimeTrailerBytes + i]) << (8 * i);
+    if (size < kTimeTrailerBytes || column > size - kTimeTrailerBytes) {
+        c.error_ = "block too short for its time column";
+        c.pos_ = c.end_; // next() reads nothing
+        c.column_ = c.end_;
+        return c;
+    }
+    c.column_ = payload + size - kTimeTrailerBytes;
+    c.end_ = c.column_ - column;
+    return c;
+}
+
+bool RecordCursor::time_near_end(uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (column_ <= end_) {
+            error_ = "time column shorter than its records";
+            return false;
+        }
+        uint8_t b = *--column_;
+        v |= static_cast<uint64_t>(b & 0x7F) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    return varint_too_long();
+}
+
+bool RecordCursor::at_end() {
+    if (column_ && column_ != end_ && error_.empty())
+        error_ = "time column longer than its records (" + std::to_string(column_ - end_) +
+                 " bytes left)";
+    return false;
+}
+
 bool RecordCursor::varint_too_long() {
     error_ = "varint too long";
     return false;
@@ -39,12 +79,12 @@ bool RecordCursor::string(std::string& s, size_t max) {
 }
 
 bool RecordCursor::next(Record& r) {
-    if (pos_ >= end_) return false;
+    if (pos_ >= end_) return at_end();
     uint8_t tag = *pos_++;
     r.tag = static_cast<Tag>(tag);
     uint64_t v = 0;
     auto dt = [&]() __attribute__((always_inline)) {
-        if (!varint(v)) return false;
+        if (!time(v)) return false;
         ts_ += v;
         r.ts = ts_;
         return true;

@@ -24,7 +24,9 @@ struct PairHash {
 struct TraceBuilder::Stream {
     uint32_t index = 0;
     std::vector<uint8_t> block;
-    size_t used = 0;
+    size_t used = 0;   // bytes of records at the start of `block`
+    size_t column = 0; // bytes of time column below its top
+    uint8_t* column_top() { return block.data() + block.size() - kTimeTrailerBytes; }
     bool has_ts = false;
     uint64_t first_ts = 0, last_ts = 0; // of the open block
     uint64_t thread_ts = 0;             // the thread's latest event
@@ -63,11 +65,14 @@ void TraceBuilder::check(const WriteStatus& status) {
 
 void TraceBuilder::global_block(uint64_t ts, size_t need, const std::function<void(Encoder&)>& fill,
                                 BlockRole role, std::optional<uint64_t> sequence) {
-    if (need > kMaxBlockPayload) misuse("a process-wide record larger than a block");
-    std::vector<uint8_t> payload(need);
-    Encoder e(payload.data(), payload.data() + payload.size());
+    if (need + kTimeTrailerBytes > kMaxBlockPayload)
+        misuse("a process-wide record larger than a block");
+    std::vector<uint8_t> payload(need + kTimeTrailerBytes);
+    uint8_t* column_top = payload.data() + need;
+    Encoder e(payload.data(), column_top);
     fill(e);
-    auto size = static_cast<uint32_t>(e.position() - payload.data());
+    uint32_t size = pack_block(payload.data(), static_cast<uint32_t>(e.position() - payload.data()),
+                               column_top, static_cast<uint32_t>(column_top - e.column()));
     if (!sequence) sequence = global_sequence_++;
     check(writer_.write_block({kGlobalThreadIndex, *sequence, ts, ts}, payload.data(), size, role));
 }
@@ -135,13 +140,14 @@ TraceBuilder::Stream& TraceBuilder::stream(ThreadRef t) {
 }
 
 Encoder TraceBuilder::open(Stream& s, size_t need) {
-    if (need > options_.block_bytes) misuse("a record larger than block_bytes");
-    if (s.used + need > options_.block_bytes) seal(s);
-    return Encoder(s.block.data() + s.used, s.block.data() + s.block.size());
+    if (need + kTimeTrailerBytes > options_.block_bytes) misuse("a record larger than block_bytes");
+    if (s.used + s.column + need + kTimeTrailerBytes > options_.block_bytes) seal(s);
+    return Encoder(s.block.data() + s.used, s.column_top() - s.column);
 }
 
 void TraceBuilder::close(Stream& s, const Encoder& e) {
     s.used = static_cast<size_t>(e.position() - s.block.data());
+    s.column = static_cast<size_t>(s.column_top() - e.column());
 }
 
 uint64_t TraceBuilder::delta(Stream& s, uint64_t ts) {
@@ -162,8 +168,10 @@ uint64_t TraceBuilder::delta(Stream& s, uint64_t ts) {
 void TraceBuilder::seal(Stream& s) {
     if (s.used == 0) return;
     BlockMeta meta{s.index, s.sequence++, s.has_ts ? s.first_ts : 0, s.has_ts ? s.last_ts : 0};
-    check(writer_.write_block(meta, s.block.data(), static_cast<uint32_t>(s.used)));
-    s.used = 0;
+    uint32_t size = pack_block(s.block.data(), static_cast<uint32_t>(s.used), s.column_top(),
+                               static_cast<uint32_t>(s.column));
+    check(writer_.write_block(meta, s.block.data(), size));
+    s.used = s.column = 0;
     s.has_ts = false;
 }
 

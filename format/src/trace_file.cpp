@@ -71,9 +71,10 @@ bool TraceFile::check_header() {
         error_ = "not a gpuleak trace (bad magic)";
         return false;
     }
-    if (h.version != kFormatVersion) {
+    if (h.version < kOldestReadableVersion || h.version > kFormatVersion) {
         error_ = "unsupported trace format version " + std::to_string(h.version) +
-                 " (this gpuleak-report reads " + std::to_string(kFormatVersion) + ")";
+                 " (this gpuleak-report reads " + std::to_string(kOldestReadableVersion) + " to " +
+                 std::to_string(kFormatVersion) + ")";
         return false;
     }
     if (h.header_size < sizeof h || h.header_size > 4096 || h.header_size > file_size_) {
@@ -81,6 +82,7 @@ bool TraceFile::check_header() {
         return false;
     }
     header_size_ = h.header_size;
+    version_ = h.version;
     return true;
 }
 

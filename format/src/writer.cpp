@@ -245,11 +245,13 @@ WriteStatus TraceWriter::write_block(const BlockMeta& meta, const uint8_t* paylo
 WriteStatus TraceWriter::cap(uint64_t limit, bool sink_limit, uint64_t ts) {
     capped_ = true;
     uint8_t payload[kSmallBlockBytes - sizeof(BlockHeader)];
-    Encoder e(payload, payload + sizeof payload);
+    uint8_t* column_top = payload + sizeof payload - kTimeTrailerBytes;
+    Encoder e(payload, column_top);
     put::capped(e, 0, bytes_);
     if (options_.clock) ts = options_.clock();
-    BlockHeader h = raw_header({kGlobalThreadIndex, kCappedSequence, ts, ts},
-                               static_cast<uint32_t>(e.position() - payload));
+    uint32_t size = pack_block(payload, static_cast<uint32_t>(e.position() - payload), column_top,
+                               static_cast<uint32_t>(column_top - e.column()));
+    BlockHeader h = raw_header({kGlobalThreadIndex, kCappedSequence, ts, ts}, size);
     h.checksum = block_checksum(h, payload, h.stored_size);
     if (bytes_ + sizeof h + h.stored_size <= limit) {
         Piece pieces[2] = {{&h, sizeof h}, {payload, h.stored_size}};

@@ -17,7 +17,7 @@ alignas(format::Encoder) unsigned char g_encoder_storage[sizeof(format::Encoder)
 } // namespace
 
 format::Encoder* begin(size_t need, bool closing) {
-    if (need > kChunkPayload) return nullptr;
+    if (need > kChunkPayload - format::kTimeTrailerBytes) return nullptr;
     g_mutex.lock();
     g_chunk = writer::acquire_chunk();
     if (!g_chunk) {
@@ -30,12 +30,12 @@ format::Encoder* begin(size_t need, bool closing) {
     g_chunk->first_ts = g_chunk->last_ts = t;
     g_chunk->has_ts = true;
     g_chunk->closing = closing;
-    return new (g_encoder_storage)
-        format::Encoder(g_chunk->payload, g_chunk->payload + kChunkPayload);
+    return new (g_encoder_storage) format::Encoder(g_chunk->payload, g_chunk->column_top());
 }
 
 void commit(format::Encoder* e) {
     g_chunk->used = static_cast<uint32_t>(e->position() - g_chunk->payload);
+    g_chunk->time_used = static_cast<uint32_t>(g_chunk->column_top() - e->column());
     writer::write_now(g_chunk);
     g_chunk = nullptr;
     g_mutex.unlock();

@@ -215,7 +215,7 @@ uint64_t event_time() {
 
 // Makes room for `need` bytes in the thread's chunk; false if no chunk could be had.
 bool reserve(ThreadState* ts, size_t need) {
-    if (ts->chunk && kChunkPayload - ts->chunk->used >= need) return true;
+    if (ts->chunk && ts->chunk->room() >= need) return true;
     if (ts->chunk) seal_locked(ts, session::direct_mode());
     if (!ts->chunk) ts->chunk = writer::acquire_chunk();
     return ts->chunk != nullptr;
@@ -223,11 +223,13 @@ bool reserve(ThreadState* ts, size_t need) {
 
 format::Encoder encoder(ThreadState* ts) {
     Chunk* c = ts->chunk;
-    return format::Encoder(c->payload + c->used, c->payload + kChunkPayload);
+    return format::Encoder(c->payload + c->used, c->column_top() - c->time_used);
 }
 
 void commit(ThreadState* ts, const format::Encoder& e) {
-    ts->chunk->used = static_cast<uint32_t>(e.position() - ts->chunk->payload);
+    Chunk* c = ts->chunk;
+    c->used = static_cast<uint32_t>(e.position() - c->payload);
+    c->time_used = static_cast<uint32_t>(c->column_top() - e.column());
 }
 
 void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
@@ -357,7 +359,7 @@ void reset_after_fork_child() {
     g_threads = nullptr;
     if (!me) return;
     me->lock.reset();
-    if (me->chunk) me->chunk->used = 0, me->chunk->has_ts = false;
+    if (me->chunk) me->chunk->used = me->chunk->time_used = 0, me->chunk->has_ts = false;
     me->sequence = 0;
     me->last_ts = 0;
     me->announced = false;

@@ -88,8 +88,9 @@ void report(const format::WriteStatus& s) {
 void write_locked(Chunk* c) {
     if (!g_sink || !g_sink->is_open() || c->used == 0) return;
     format::BlockMeta meta{c->thread_index, c->sequence, c->first_ts, c->last_ts};
+    uint32_t size = format::pack_block(c->payload, c->used, c->column_top(), c->time_used);
     report(
-        g_trace->write_block(meta, c->payload, c->used,
+        g_trace->write_block(meta, c->payload, size,
                              c->closing ? format::BlockRole::Closing : format::BlockRole::Events));
 }
 
@@ -183,7 +184,7 @@ Chunk* acquire_chunk() {
 }
 
 void release_chunk(Chunk* c) {
-    c->used = 0;
+    c->used = c->time_used = 0;
     c->has_ts = false;
     c->closing = false;
     c->first_ts = c->last_ts = 0;

@@ -40,8 +40,8 @@ std::vector<TimedRecord> read_markers_and_allocs(const std::string& path) {
             ADD_FAILURE() << "block at " << block.offset << ": " << file.error();
             continue;
         }
-        format::RecordCursor cursor(payload.data(), payload.data() + payload.size(),
-                                    block.first_ts);
+        auto cursor = format::RecordCursor::block(file.version(), payload.data(), payload.size(),
+                                                  block.first_ts);
         format::Record r;
         while (cursor.next(r))
             if (r.tag == format::Tag::Marker || r.tag == format::Tag::Alloc)

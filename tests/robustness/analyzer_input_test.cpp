@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "gpuleak/format/encoder.h"
 #include "gpuleak/format/records.h"
@@ -23,10 +24,11 @@ using format::Tag;
 
 // A trace built block by block with format's writer; `tweak` may break a block's header after it
 // is framed (the checksum is then recomputed over what is really stored), and raw() appends any
-// bytes.
+// bytes. Version 1 by default: there each record carries its own time delta, so a case can put any
+// bytes in any order; the time column of version 2 has cases of its own.
 class HostileTrace {
 public:
-    explicit HostileTrace(uint32_t version = format::kFormatVersion, uint32_t header_size = 16)
+    explicit HostileTrace(uint32_t version = 1, uint32_t header_size = 16)
         : state_(std::make_unique<State>()) {
         format::FileHeader h = format::file_header(version);
         h.header_size = header_size;
@@ -76,11 +78,11 @@ private:
     std::unique_ptr<State> state_;
 };
 
-// Records, encoded as the recorder does.
+// Records with their time deltas inside them (version 1).
 std::string records(const std::function<void(Encoder&)>& fill, size_t capacity = 1 << 20) {
     std::string buf(capacity, '\0');
     auto* begin = reinterpret_cast<uint8_t*>(buf.data());
-    Encoder e(begin, begin + buf.size());
+    auto e = Encoder::with_inline_time(begin, begin + buf.size());
     fill(e);
     buf.resize(static_cast<size_t>(e.position() - begin));
     return buf;
@@ -174,7 +176,8 @@ TEST_F(AnalyzerInput, FilesThatAreNoTraceAreRefusedInOneLine) {
     expect_error("empty", "", "shorter than the 16-byte header");
     expect_error("short", header.substr(0, 15), "shorter than the 16-byte header");
     expect_error("foreign", "#!/bin/sh\necho this is not a trace\n", "bad magic");
-    expect_error("version2", HostileTrace(2).bytes(), "unsupported trace format version 2");
+    expect_error("version0", HostileTrace(0).bytes(), "unsupported trace format version 0");
+    expect_error("version3", HostileTrace(3).bytes(), "unsupported trace format version 3");
     expect_error("version-max", HostileTrace(0xffffffffu).bytes(),
                  "unsupported trace format version");
     expect_error("header-size-small", HostileTrace(1, 8).bytes(), "corrupt file header");
@@ -286,6 +289,65 @@ TEST_F(AnalyzerInput, HostileRecordsInValidBlocksAreReportedNotTrusted) {
         HostileTrace t = valid_prefix();
         t.block(2, 0, c.payload);
         check_warns(c.name, t.bytes(), c.warning);
+    }
+}
+
+// A version-2 block as the recorder lays it out, then its column's size replaced by `column`.
+std::string column_block(const std::function<void(Encoder&)>& fill,
+                         std::optional<uint32_t> column) {
+    std::string buf(4096, '\0');
+    auto* begin = reinterpret_cast<uint8_t*>(buf.data());
+    uint8_t* top = begin + buf.size() - format::kTimeTrailerBytes;
+    Encoder e(begin, top);
+    fill(e);
+    buf.resize(format::pack_block(begin, static_cast<uint32_t>(e.position() - begin), top,
+                                  static_cast<uint32_t>(top - e.column())));
+    if (column)
+        for (uint32_t i = 0; i < format::kTimeTrailerBytes; ++i)
+            buf[buf.size() - format::kTimeTrailerBytes + i] = static_cast<char>(*column >> (8 * i));
+    return buf;
+}
+
+// The time column of a version-2 block is bounded like every other length: a column that claims
+// more than its block, one that runs out before its records, one with deltas left over.
+TEST_F(AnalyzerInput, HostileTimeColumnsAreReportedNotTrusted) {
+    auto two_allocs = [](Encoder& e) {
+        for (uint64_t address : {0x20000, 0x21000})
+            format::put::alloc(e, 300, format::Api::cuMemAlloc_v2, format::MemKind::Device, 0,
+                               address, 64, 0, 0);
+    };
+    struct Case {
+        const char* name;
+        std::string payload;
+        const char* warning;
+    };
+    std::vector<Case> cases = {
+        {"column-larger-than-block", column_block(two_allocs, 1u << 30),
+         "block too short for its time column"},
+        {"column-runs-out", column_block(two_allocs, 2), "time column shorter than its records"},
+        {"column-left-over", column_block([&](Encoder& e) { two_allocs(e), e.time(9); }, {}),
+         "time column longer than its records"},
+        {"no-trailer", std::string("\x05", 1), "block too short for its time column"},
+    };
+    for (const Case& c : cases) {
+        HostileTrace t(2);
+        t.block(0, 0,
+                column_block(
+                    [](Encoder& e) {
+                        format::put::process(e, 4242, 1, 0, "/usr/bin/hostile",
+                                             std::vector<std::string>{"hostile"},
+                                             std::vector<std::string>{}, "test");
+                    },
+                    {}));
+        t.block(1, 0, column_block(two_allocs, {}));
+        t.block(2, 0, c.payload);
+        ReportRun r = check(c.name, t.bytes(), 0);
+        Json j = Json::parse(r.out, nullptr, false);
+        ASSERT_FALSE(j.is_discarded());
+        EXPECT_NE(j["warnings"].dump().find(c.warning), std::string::npos)
+            << c.name << ": " << j["warnings"].dump();
+        // Thread 1's block is whole: its two allocations are reported, 300 ns apart.
+        EXPECT_GE(j["summary"]["allocations"].get<int>(), 2) << c.name;
     }
 }
 

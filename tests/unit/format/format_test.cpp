@@ -1,6 +1,7 @@
 // The trace format round-trips, and the reader survives damaged files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -67,21 +68,45 @@ private:
     TraceWriter writer_;
 };
 
-std::vector<uint8_t> alloc_payload(uint64_t address, uint64_t size) {
-    std::vector<uint8_t> buf(256);
-    Encoder e(buf.data(), buf.data() + buf.size());
+// A block payload as the recorder lays one out: `fill` writes records, pack_block adds the time
+// column and its size.
+template <typename Fill> std::vector<uint8_t> packed(Fill&& fill, size_t capacity = 1 << 16) {
+    std::vector<uint8_t> buf(capacity);
+    uint8_t* top = buf.data() + buf.size() - kTimeTrailerBytes;
+    Encoder e(buf.data(), top);
+    fill(e);
+    buf.resize(pack_block(buf.data(), static_cast<uint32_t>(e.position() - buf.data()), top,
+                          static_cast<uint32_t>(top - e.column())));
+    return buf;
+}
+
+void alloc_and_free(Encoder& e, uint64_t address, uint64_t size) {
     put::stack_node(e, 1, 0, 0x401234);
     put::alloc(e, 5, Api::cudaMalloc, MemKind::Device, -1, address, size, 1, 0);
     put::free(e, 7, Api::cuMemFree_v2, Space::Device, address, 0);
-    buf.resize(static_cast<size_t>(e.position() - buf.data()));
-    return buf;
+}
+
+std::vector<uint8_t> alloc_payload(uint64_t address, uint64_t size) {
+    return packed([&](Encoder& e) { alloc_and_free(e, address, size); });
+}
+
+// The records of a payload, and the cursor's error once they end.
+std::vector<Record> read_all(uint32_t version, const std::vector<uint8_t>& payload,
+                             std::string& error, uint64_t first_ts = 0) {
+    auto c = RecordCursor::block(version, payload.data(), payload.size(), first_ts);
+    std::vector<Record> out;
+    Record r;
+    while (c.next(r))
+        out.push_back(r);
+    error = c.error();
+    return out;
 }
 
 TEST(Varint, RoundTripsExtremes) {
     for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 16383ull, 16384ull, ~0ull}) {
         // A Capped record carries one plain varint: decode v through it.
         uint8_t rec[kMaxVarintBytes * 2 + 2];
-        Encoder r(rec, rec + sizeof rec);
+        auto r = Encoder::with_inline_time(rec, rec + sizeof rec);
         put::capped(r, 0, v);
         RecordCursor cursor(rec, r.position(), 0);
         Record out;
@@ -108,7 +133,7 @@ TEST(Varint, DecodesEveryLengthAwayFromTheEnd) {
     }
     for (uint64_t v : values) {
         uint8_t rec[64] = {};
-        Encoder r(rec, rec + sizeof rec);
+        auto r = Encoder::with_inline_time(rec, rec + sizeof rec);
         put::capped(r, 3, v);
         put::capped(r, 4, 77); // the next record starts where the varint ended
         RecordCursor cursor(rec, r.position() + 20, 0); // the fast path needs ten bytes left
@@ -141,7 +166,9 @@ TEST(TraceFile, ReadsBlocksAndRecords) {
     ASSERT_EQ(f.blocks().size(), 1u);
     std::vector<uint8_t> payload;
     ASSERT_TRUE(f.load(f.blocks()[0], payload));
-    RecordCursor c(payload.data(), payload.data() + payload.size(), f.blocks()[0].first_ts);
+    EXPECT_EQ(f.version(), kFormatVersion);
+    auto c =
+        RecordCursor::block(f.version(), payload.data(), payload.size(), f.blocks()[0].first_ts);
     Record r;
     ASSERT_TRUE(c.next(r));
     EXPECT_EQ(r.tag, Tag::StackNode);
@@ -158,6 +185,123 @@ TEST(TraceFile, ReadsBlocksAndRecords) {
     EXPECT_EQ(r.ts, 112u);
     EXPECT_FALSE(c.next(r));
     EXPECT_TRUE(c.error().empty());
+}
+
+// A block's time deltas live in a column of their own: every varint length reads back, far from
+// the column's end and close to it, interleaved with records whose bytes do not depend on them.
+TEST(TimeColumn, EveryDeltaReadsBackWhateverItsLength) {
+    std::vector<uint64_t> deltas = {0, 1, 127, 128, 16383, 16384, ~0ull >> 1};
+    for (int bits = 7; bits < 63; bits += 7) {
+        deltas.push_back((1ull << bits) - 1);
+        deltas.push_back(1ull << bits);
+    }
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 500; ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        deltas.push_back((x >> (i % 64)) >> 2); // the sum of all must not overflow
+    }
+    auto payload = packed([&](Encoder& e) {
+        for (uint64_t dt : deltas) {
+            put::free(e, dt, Api::cudaFree, Space::Device, 0x7000, 0);
+            put::stack_node(e, 9, 0, 0x401000); // untimed records take no delta
+        }
+    });
+    std::string error;
+    auto records = read_all(kFormatVersion, payload, error, 1000);
+    EXPECT_EQ(error, "");
+    ASSERT_EQ(records.size(), 2 * deltas.size());
+    uint64_t ts = 1000;
+    for (size_t i = 0; i < deltas.size(); ++i) {
+        ts += deltas[i];
+        EXPECT_EQ(records[2 * i].tag, Tag::Free);
+        EXPECT_EQ(records[2 * i].ts, ts) << "delta " << i << " = " << deltas[i];
+        EXPECT_EQ(records[2 * i].address, 0x7000u);
+        EXPECT_EQ(records[2 * i + 1].tag, Tag::StackNode);
+    }
+}
+
+// What the column is for: a loop's records are the same bytes whatever their times, so zstd
+// stores one copy of them and the times on their own.
+TEST(TimeColumn, RecordsDifferingOnlyInTimeAreTheSameBytes) {
+    auto one = packed([](Encoder& e) {
+        put::alloc(e, 3, Api::cudaMalloc, MemKind::Device, 0, 0x7000, 256, 4, 0);
+    });
+    auto other = packed([](Encoder& e) {
+        put::alloc(e, 300000, Api::cudaMalloc, MemKind::Device, 0, 0x7000, 256, 4, 0);
+    });
+    ASSERT_GT(one.size(), 5u);
+    ASSERT_GT(other.size(), 5u);
+    size_t records_one = one.size() - kTimeTrailerBytes - one[one.size() - kTimeTrailerBytes];
+    size_t records_other =
+        other.size() - kTimeTrailerBytes - other[other.size() - kTimeTrailerBytes];
+    ASSERT_EQ(records_one, records_other);
+    EXPECT_TRUE(
+        std::equal(one.begin(), one.begin() + static_cast<long>(records_one), other.begin()));
+    EXPECT_EQ(one[one.size() - kTimeTrailerBytes], 1u);     // 3: one byte of column
+    EXPECT_EQ(other[other.size() - kTimeTrailerBytes], 3u); // 300000: three
+}
+
+// A damaged column is a malformed block, never a wrong time.
+TEST(TimeColumn, DamagedColumnsAreNamed) {
+    std::string error;
+    auto payload = alloc_payload(0x1000, 64); // two deltas, one byte each
+    auto oversized = payload;
+    oversized[oversized.size() - kTimeTrailerBytes] = 200; // more column than payload
+    EXPECT_TRUE(read_all(kFormatVersion, oversized, error).empty());
+    EXPECT_EQ(error, "block too short for its time column");
+    EXPECT_TRUE(read_all(kFormatVersion, std::vector<uint8_t>{1, 0}, error).empty());
+    EXPECT_EQ(error, "block too short for its time column");
+
+    // The column said to be one byte: the Free finds no delta left.
+    auto short_column = payload;
+    short_column[short_column.size() - kTimeTrailerBytes] = 1;
+    auto records = read_all(kFormatVersion, short_column, error);
+    EXPECT_EQ(records.size(), 2u); // the stack node and the alloc; the free is cut off
+    EXPECT_FALSE(error.empty());
+
+    // A column with a delta no record takes.
+    auto long_column = packed([](Encoder& e) {
+        put::free(e, 1, Api::cudaFree, Space::Device, 0x7000, 0);
+        e.time(5);
+    });
+    records = read_all(kFormatVersion, long_column, error);
+    EXPECT_EQ(records.size(), 1u);
+    EXPECT_EQ(error, "time column longer than its records (1 bytes left)");
+}
+
+// Traces of version 1 (the time delta inside each record) still read, with the same times.
+TEST(TraceFile, ReadsVersion1Traces) {
+    std::vector<uint8_t> v1(256);
+    auto e = Encoder::with_inline_time(v1.data(), v1.data() + v1.size());
+    alloc_and_free(e, 0xdead0000, 4096);
+    v1.resize(static_cast<size_t>(e.position() - v1.data()));
+    TempTrace t;
+    t.header(1);
+    t.block(1, 0, 100, v1);
+    TraceFile f;
+    ASSERT_TRUE(f.open(t.path())) << f.error();
+    EXPECT_EQ(f.version(), 1u);
+    f.index_blocks();
+    ASSERT_EQ(f.blocks().size(), 1u);
+    std::vector<uint8_t> payload;
+    ASSERT_TRUE(f.load(f.blocks()[0], payload));
+    std::string error;
+    auto records = read_all(f.version(), payload, error, f.blocks()[0].first_ts);
+    EXPECT_EQ(error, "");
+    ASSERT_EQ(records.size(), 3u);
+    EXPECT_EQ(records[1].tag, Tag::Alloc);
+    EXPECT_EQ(records[1].ts, 105u);
+    EXPECT_EQ(records[1].size, 4096u);
+    EXPECT_EQ(records[2].tag, Tag::Free);
+    EXPECT_EQ(records[2].ts, 112u);
+    // The same records in a version-2 block read the same.
+    auto v2 = read_all(kFormatVersion, alloc_payload(0xdead0000, 4096), error, 100);
+    ASSERT_EQ(v2.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(v2[i].tag, records[i].tag);
+        EXPECT_EQ(v2[i].ts, records[i].ts);
+        EXPECT_EQ(v2[i].address, records[i].address);
+    }
 }
 
 TEST(TraceFile, TruncatedBlockKeepsTheReadablePrefix) {
@@ -197,11 +341,16 @@ TEST(TraceFile, RejectsOtherFilesWithAReason) {
     EXPECT_FALSE(a.open(not_trace.path()));
     EXPECT_NE(a.error().find("bad magic"), std::string::npos);
 
-    TempTrace newer;
-    newer.header(kFormatVersion + 1);
-    TraceFile b;
-    EXPECT_FALSE(b.open(newer.path()));
-    EXPECT_NE(b.error().find("unsupported trace format version"), std::string::npos);
+    for (uint32_t version : {kFormatVersion + 1, kOldestReadableVersion - 1}) {
+        TempTrace other;
+        other.header(version);
+        TraceFile b;
+        EXPECT_FALSE(b.open(other.path()));
+        EXPECT_NE(b.error().find("unsupported trace format version " + std::to_string(version) +
+                                 " (this gpuleak-report reads 1 to 2)"),
+                  std::string::npos)
+            << b.error();
+    }
 
     TempTrace tiny;
     tiny.append("GPU", 3);

@@ -29,7 +29,7 @@ std::vector<Block> blocks_of(const std::vector<uint8_t>& bytes) {
         std::vector<uint8_t> payload;
         EXPECT_TRUE(f.load(b, payload));
         Block block{b, {}};
-        RecordCursor c(payload.data(), payload.data() + payload.size(), b.first_ts);
+        auto c = RecordCursor::block(f.version(), payload.data(), payload.size(), b.first_ts);
         Record r;
         while (c.next(r))
             block.records.push_back(r);

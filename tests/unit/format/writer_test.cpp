@@ -27,18 +27,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<uint8_t> encode(void (*fill)(Encoder&)) {
-    std::vector<uint8_t> buf(4096);
-    Encoder e(buf.data(), buf.data() + buf.size());
+// A block payload: the records `fill` writes, laid out by pack_block.
+template <typename Fill> std::vector<uint8_t> encode(Fill&& fill, size_t capacity = 4096) {
+    std::vector<uint8_t> buf(capacity);
+    uint8_t* top = buf.data() + buf.size() - kTimeTrailerBytes;
+    Encoder e(buf.data(), top);
     fill(e);
-    buf.resize(static_cast<size_t>(e.position() - buf.data()));
+    buf.resize(pack_block(buf.data(), static_cast<uint32_t>(e.position() - buf.data()), top,
+                          static_cast<uint32_t>(top - e.column())));
     return buf;
 }
 
 // Every record in a block of `records`, decoded.
 std::vector<Record> decode(const std::vector<uint8_t>& payload, uint64_t first_ts = 0) {
     std::vector<Record> out;
-    RecordCursor c(payload.data(), payload.data() + payload.size(), first_ts);
+    auto c = RecordCursor::block(kFormatVersion, payload.data(), payload.size(), first_ts);
     Record r;
     while (c.next(r))
         out.push_back(r);
@@ -170,19 +173,20 @@ TEST(RecordEncoders, EveryRecordReadsBackAsWritten) {
 }
 
 TEST(RecordEncoders, TraceEndKeepsItsReservedFieldAtZero) {
-    // The byte layout of version 1: tag 13, dt, then a reserved 0 that old traces also carry.
+    // Tag 13 and a reserved 0 that old traces also carry; the dt (300: 0xac 0x02) in the time
+    // column, its first byte last; the column's size.
     std::vector<uint8_t> payload = encode([](Encoder& e) { put::trace_end(e, 300); });
-    EXPECT_EQ(payload, (std::vector<uint8_t>{13, 0xac, 0x02, 0}));
+    EXPECT_EQ(payload, (std::vector<uint8_t>{13, 0, 0x02, 0xac, 2, 0, 0, 0}));
 }
 
 std::vector<uint8_t> compressible_records(int n) {
-    std::vector<uint8_t> buf(static_cast<size_t>(n) * kMaxFixedRecord);
-    Encoder e(buf.data(), buf.data() + buf.size());
-    for (int i = 0; i < n; ++i)
-        put::alloc(e, 10, Api::cudaMalloc, MemKind::Device, 0, 0x7f0000000000 + i * 0x1000, 4096, 1,
-                   0);
-    buf.resize(static_cast<size_t>(e.position() - buf.data()));
-    return buf;
+    return encode(
+        [n](Encoder& e) {
+            for (int i = 0; i < n; ++i)
+                put::alloc(e, 10, Api::cudaMalloc, MemKind::Device, 0, 0x7f0000000000 + i * 0x1000,
+                           4096, 1, 0);
+        },
+        static_cast<size_t>(n) * kMaxFixedRecord);
 }
 
 TEST(TraceWriter, FramesCompressesAndChecksumsBlocksTheReaderAccepts) {

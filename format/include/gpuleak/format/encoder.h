@@ -21,14 +21,23 @@ inline int64_t unzigzag(uint64_t v) {
     return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
-// Appends to [pos, end). Callers check room() for the worst case of a record before writing it,
-// so individual puts never fail half-way through a record.
+// Appends records upward from `begin` and their time deltas downward from `column_top` (the time
+// column of a version-2 block, records.h), so room() is what lies between the two. Callers check
+// room() for the worst case of a record before writing it, so individual puts never fail half-way
+// through a record.
 class Encoder {
 public:
-    Encoder(uint8_t* begin, uint8_t* end) : pos_(begin), end_(end) {}
+    Encoder(uint8_t* begin, uint8_t* column_top) : pos_(begin), col_(column_top) {}
+    // Time deltas inside the records, as version 1 wrote them (tests of the reader's support).
+    static Encoder with_inline_time(uint8_t* begin, uint8_t* end) {
+        Encoder e(begin, end);
+        e.inline_time_ = true;
+        return e;
+    }
 
-    size_t room() const { return static_cast<size_t>(end_ - pos_); }
-    uint8_t* position() const { return pos_; }
+    size_t room() const { return static_cast<size_t>(col_ - pos_); }
+    uint8_t* position() const { return pos_; } // the end of the records
+    uint8_t* column() const { return col_; }   // the lowest byte of the time column
 
     void u8(uint8_t v) { *pos_++ = v; }
     void tag(Tag t) { u8(static_cast<uint8_t>(t)); }
@@ -46,16 +55,40 @@ public:
         pos_ += n;
     }
     void string(std::string_view s) { bytes(s.data(), s.size()); }
+    // A record's dt: its varint's first byte highest, so the column reads downward.
+    void time(uint64_t dt) {
+        if (inline_time_) return varint(dt);
+        while (dt >= 0x80) {
+            *--col_ = static_cast<uint8_t>(dt | 0x80);
+            dt >>= 7;
+        }
+        *--col_ = static_cast<uint8_t>(dt);
+    }
 
 private:
     uint8_t* pos_;
-    uint8_t* end_;
+    uint8_t* col_;
+    bool inline_time_ = false;
 };
+
+// Lays out a block payload from a buffer that holds `records` bytes of records at `payload` and
+// `column` bytes of time column just below `column_top`: the column moves down behind the records
+// and its size follows it. Returns the payload's size. The kTimeTrailerBytes at `column_top` must
+// belong to the buffer.
+inline uint32_t pack_block(uint8_t* payload, uint32_t records, uint8_t* column_top,
+                           uint32_t column) {
+    std::memmove(payload + records, column_top - column, column);
+    uint8_t* trailer = payload + records + column;
+    for (uint32_t i = 0; i < kTimeTrailerBytes; ++i)
+        trailer[i] = static_cast<uint8_t>(column >> (8 * i));
+    return records + column + kTimeTrailerBytes;
+}
 
 // One function per record, writing its fields in the order records.h gives (docs/trace-format.md),
 // so every writer of traces (the recorder, trace_synth, the tests' TraceBuilder) writes the same
-// bytes. `dt`: the delta from the previous timed record of the block. Callers make sure the room
-// is there: kMaxFixedRecord for records without strings, plus the string lengths for the others.
+// bytes. `dt`: the delta from the previous timed record of the block, which goes to the time
+// column. Callers make sure the room is there: kMaxFixedRecord for records without strings, plus
+// the string lengths for the others.
 inline constexpr size_t kMaxFixedRecord = 1 + 12 * kMaxVarintBytes;
 
 namespace put {
@@ -74,7 +107,7 @@ inline void stack_node(Encoder& e, uint64_t id, uint64_t parent, uint64_t ip) {
 inline void alloc(Encoder& e, uint64_t dt, Api api, MemKind kind, int64_t device, uint64_t address,
                   uint64_t size, uint64_t stack, uint64_t py_stack) {
     e.tag(Tag::Alloc);
-    e.varint(dt);
+    e.time(dt);
     e.varint(static_cast<uint64_t>(api));
     e.varint(static_cast<uint64_t>(kind));
     e.svarint(device);
@@ -85,7 +118,7 @@ inline void alloc(Encoder& e, uint64_t dt, Api api, MemKind kind, int64_t device
 }
 inline void free(Encoder& e, uint64_t dt, Api api, Space space, uint64_t address, int64_t result) {
     e.tag(Tag::Free);
-    e.varint(dt);
+    e.time(dt);
     e.varint(static_cast<uint64_t>(api));
     e.varint(static_cast<uint64_t>(space));
     e.varint(address);
@@ -96,7 +129,7 @@ inline void alloc_failed(Encoder& e, uint64_t dt, Api api, MemKind kind, int64_t
                          uint64_t size, int64_t result, uint64_t stack, uint64_t py_stack,
                          uint64_t free_field, uint64_t total_field) {
     e.tag(Tag::AllocFailed);
-    e.varint(dt);
+    e.time(dt);
     e.varint(static_cast<uint64_t>(api));
     e.varint(static_cast<uint64_t>(kind));
     e.svarint(device);
@@ -109,19 +142,19 @@ inline void alloc_failed(Encoder& e, uint64_t dt, Api api, MemKind kind, int64_t
 }
 inline void vmm_retain(Encoder& e, uint64_t dt, uint64_t handle, uint64_t address) {
     e.tag(Tag::VmmRetain);
-    e.varint(dt);
+    e.time(dt);
     e.varint(handle);
     e.varint(address);
 }
 inline void vmm_release(Encoder& e, uint64_t dt, uint64_t handle) {
     e.tag(Tag::VmmRelease);
-    e.varint(dt);
+    e.time(dt);
     e.varint(handle);
 }
 inline void vmm_map(Encoder& e, uint64_t dt, uint64_t address, uint64_t size, uint64_t offset,
                     uint64_t handle) {
     e.tag(Tag::VmmMap);
-    e.varint(dt);
+    e.time(dt);
     e.varint(address);
     e.varint(size);
     e.varint(offset);
@@ -129,25 +162,25 @@ inline void vmm_map(Encoder& e, uint64_t dt, uint64_t address, uint64_t size, ui
 }
 inline void vmm_unmap(Encoder& e, uint64_t dt, uint64_t address, uint64_t size) {
     e.tag(Tag::VmmUnmap);
-    e.varint(dt);
+    e.time(dt);
     e.varint(address);
     e.varint(size);
 }
 inline void marker(Encoder& e, uint64_t dt, std::string_view name) {
     e.tag(Tag::Marker);
-    e.varint(dt);
+    e.time(dt);
     e.string(name);
 }
 // The second field is reserved: always written as 0 (it was meant to count dropped events, which
 // the recorder never drops), ignored by readers.
 inline void trace_end(Encoder& e, uint64_t dt) {
     e.tag(Tag::TraceEnd);
-    e.varint(dt);
+    e.time(dt);
     e.varint(0);
 }
 inline void capped(Encoder& e, uint64_t dt, uint64_t bytes_written) {
     e.tag(Tag::Capped);
-    e.varint(dt);
+    e.time(dt);
     e.varint(bytes_written);
 }
 inline void py_code(Encoder& e, uint64_t code_id, std::string_view filename,
@@ -180,7 +213,7 @@ template <typename Segments>
 void module(Encoder& e, uint64_t dt, uint64_t base, std::string_view path,
             std::string_view build_id, const Segments& segments) {
     e.tag(Tag::Module);
-    e.varint(dt);
+    e.time(dt);
     e.varint(base);
     e.string(path);
     e.string(build_id);

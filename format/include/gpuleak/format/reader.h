@@ -59,8 +59,13 @@ struct Record {
 // Decodes the records of one block payload in order.
 class RecordCursor {
 public:
+    // Records whose time deltas are inside them (version 1, and tests of single records).
     RecordCursor(const uint8_t* begin, const uint8_t* end, uint64_t first_ts)
         : pos_(begin), end_(end), ts_(first_ts) {}
+    // A whole block payload of a trace of `version` (records.h: a version-2 payload ends with its
+    // time column). A payload whose column does not fit fails on the first next().
+    static RecordCursor block(uint32_t version, const uint8_t* payload, size_t size,
+                              uint64_t first_ts);
     // False at the end of the payload or on a malformed record (then error() is set).
     bool next(Record& out);
     const std::string& error() const { return error_; }
@@ -81,11 +86,29 @@ private:
         }
         return true;
     }
+    // The next dt: from the time column (read downward, to the end of the records), or inline.
+    [[gnu::always_inline]] bool time(uint64_t& v) {
+        if (!column_) return varint(v);
+        if (column_ - end_ < 10) [[unlikely]]
+            return time_near_end(v);
+        uint64_t b = *--column_;
+        v = b & 0x7F;
+        for (int shift = 7; b & 0x80; shift += 7) {
+            if (shift > 63) [[unlikely]]
+                return varint_too_long();
+            b = *--column_;
+            v |= (b & 0x7F) << shift;
+        }
+        return true;
+    }
+    [[gnu::cold]] bool time_near_end(uint64_t& v);
+    [[gnu::cold]] bool at_end();
     [[gnu::cold]] bool varint_near_end(uint64_t& v);
     [[gnu::cold]] bool varint_too_long();
     bool string(std::string& s, size_t max = 1 << 20);
     const uint8_t* pos_;
-    const uint8_t* end_;
+    const uint8_t* end_;              // of the records; the time column begins here
+    const uint8_t* column_ = nullptr; // just above the next time delta; null: deltas inline
     uint64_t ts_;
     std::string error_;
 };
@@ -108,6 +131,7 @@ public:
     const std::string& damage() const { return damage_; }
     const std::string& error() const { return error_; }
     uint64_t file_size() const { return file_size_; }
+    uint32_t version() const { return version_; }
 
     // Loads (and decompresses) a block's payload.
     bool load(const BlockRef& block, std::vector<uint8_t>& payload);
@@ -122,6 +146,7 @@ private:
     ZSTD_DCtx_s* zstd_ = nullptr; // one decompression context for every block
     uint64_t file_size_ = 0;
     uint32_t header_size_ = 0;
+    uint32_t version_ = 0;
     std::vector<BlockRef> blocks_;
     std::vector<uint8_t> scratch_;
     std::string damage_;

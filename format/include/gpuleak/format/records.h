@@ -7,7 +7,9 @@
 namespace gpuleak::format {
 
 inline constexpr char kFileMagic[8] = {'G', 'P', 'U', 'L', 'E', 'A', 'K', '\0'};
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: a block's time deltas are a column of their own after its records (1: inside the records).
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint32_t kBlockMagic = 0x4b424c47;    // "GLBK" little-endian
 inline constexpr uint32_t kMaxBlockPayload = 1u << 20; // a reader rejects anything larger
 // Blocks of process-wide records (Process, Module, TraceEnd) use this thread index.
@@ -43,9 +45,16 @@ struct BlockHeader {
 };
 static_assert(sizeof(BlockHeader) == 48);
 
+// A block's payload (version 2) is its records, then the time column, then the column's size in
+// bytes as a little-endian u32. The column holds the "dt" of every timed record as a varint, the
+// first record's last: it is written downward from the top of the block buffer while the records
+// grow upward, so a loop's records repeat byte for byte and compress to almost nothing, and their
+// times compress on their own. Version 1 had no column: each dt sat inside its record.
+inline constexpr uint32_t kTimeTrailerBytes = 4;
+
 // Record tags. Each record is: u8 tag, then fields as LEB128 varints (s = zigzag signed) or
 // strings (varint length + bytes). "dt" is the varint delta from the previous timestamp in the
-// block.
+// block, stored in the block's time column (version 2).
 enum class Tag : uint8_t {
     Process = 1,      // pid, ppid, start_unix_ns, exe, argc, argv..., envc, env..., tool_version
     Module = 2,       // dt, base, path, build_id(bytes), nseg, (vaddr, memsz)...  (global stream)

@@ -161,7 +161,8 @@ public:
     // trace, on a new file).
     void reset(const WriterOptions& options);
 
-    // Frames `size` bytes of records (at most kMaxBlockPayload) as one block and appends it.
+    // Frames a block payload of `size` bytes (at most kMaxBlockPayload; pack_block lays it out) and
+    // appends it.
     WriteStatus write_block(const BlockMeta& meta, const uint8_t* payload, uint32_t size,
                             BlockRole role = BlockRole::Events);
     // Frames a block without writing it; `stored` stays valid until the next call.
@@ -173,8 +174,9 @@ public:
     uint64_t bytes() const { return bytes_; } // appended so far, file header included
     Sink& sink() { return sink_; }
 
-    // The most a Capped (or TraceEnd) block takes: header, tag and two varints.
-    static constexpr uint64_t kSmallBlockBytes = sizeof(BlockHeader) + 1 + 2 * kMaxVarintBytes;
+    // The most a Capped (or TraceEnd) block takes: header, tag, two varints and the time trailer.
+    static constexpr uint64_t kSmallBlockBytes =
+        sizeof(BlockHeader) + 1 + 2 * kMaxVarintBytes + kTimeTrailerBytes;
 
 private:
     WriteStatus append(const Piece* pieces, size_t count);
