@@ -133,6 +133,13 @@ ThreadRef TraceBuilder::thread(uint64_t tid, std::string_view name, uint32_t ind
     return {index};
 }
 
+void TraceBuilder::reuse(ThreadRef slot, uint64_t tid, std::string_view name) {
+    Stream& s = stream(slot);
+    Encoder e = open(s, kMaxFixedRecord + name.size());
+    put::thread(e, tid, name);
+    close(s, e);
+}
+
 TraceBuilder::Stream& TraceBuilder::stream(ThreadRef t) {
     auto it = streams_.find(t.index);
     if (it == streams_.end()) misuse("thread index " + std::to_string(t.index) + " unknown");

@@ -110,6 +110,9 @@ public:
     // A recording thread, announced with its Thread record. `index` 0: the next free index (from
     // 1); give one to build traces with gaps or extreme indexes.
     ThreadRef thread(uint64_t tid, std::string_view name = "", uint32_t index = 0);
+    // A new thread in the slot of one that exited, announced in the slot's stream, as the recorder
+    // hands out slots: the slot's stack ids and time go on.
+    void reuse(ThreadRef slot, uint64_t tid, std::string_view name = "");
 
     // The id of a native stack, `ips` innermost first (return addresses, as unw_backtrace gives
     // them); its new trie nodes are written first. {} is 0, "no stack".
