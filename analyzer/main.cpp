@@ -29,7 +29,10 @@ constexpr const char* kDescription =
     "  0  report written (and every gate passed)\n"
     "  1  a gate failed (--fail-on, --max-growth, --max-peak, --max-live-end); one line per gate "
     "on stderr\n"
-    "  2  a trace could not be read, or bad arguments (the message names the file)\n";
+    "  2  a trace could not be read, or bad arguments (the message names the file)\n\n"
+    "Environment:\n"
+    "  GPULEAK_REPORT_THREADS=1  read the trace on one core (default: a second one when there "
+    "is one)\n";
 
 } // namespace
 

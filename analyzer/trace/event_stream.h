@@ -1,15 +1,21 @@
-// Pass 2: the trace's timed records from all threads, merged into one time-ordered stream.
-// Each thread's blocks are read in sequence order and hold their records in time order, so a
-// k-way merge over threads needs one decoded block per thread: memory stays bounded by the number
-// of threads, not the length of the trace.
+// Pass 2: the trace's timed records from all threads, merged into one time-ordered stream
+// (thread_merge.h). The merge runs on a thread of its own, a few chunks ahead of its reader, where
+// the process may use a second core; else in the reader's thread, event by event.
 #pragma once
 
+#include <array>
+#include <condition_variable>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuleak/format/reader.h"
+#include "trace/event_chunk.h"
 #include "trace/loaded_trace.h"
+#include "trace/thread_merge.h"
 
 namespace gpuleak::analyzer {
 
@@ -20,9 +26,6 @@ struct Event {
     // thread that used a slot after the first gets its own lane (`thread` for the first).
     uint32_t lane = thread;
 };
-
-// Records with a timestamp: the events pass 2 delivers (from recording threads only).
-bool is_timed(format::Tag tag);
 
 // For a reader of every record (pass 1, which reads the definitions in the same merge): the records
 // between the timed ones, as each thread's stream reaches them, and the blocks it could not read.
@@ -36,7 +39,8 @@ public:
                              const std::string& error) = 0;
 };
 
-// The merge itself. Ties in time go to the lower thread index, then to the thread's own order.
+// Ties in time go to the lower thread index, then to the thread's own order. While the stream
+// lasts, it alone uses the trace's file; its reader alone, the trace's warnings and the sink.
 class EventStream {
 public:
     explicit EventStream(LoadedTrace& trace, RecordSink* sink = nullptr);
@@ -46,35 +50,62 @@ public:
 
     // The next event, valid until the following call of next(); nullptr at the end.
     const Event* next();
-    // The time of the event next() would return (~0 at the end), without invalidating the last one.
-    uint64_t peek_ts();
     // False if a block could not be read (the warning is added to the trace).
     bool complete() const { return trace_.warnings.size() == warnings_before_; }
 
-private:
-    class ThreadStream;
-    // Stream a's head comes before stream b's. The heads' times sit in one array (head_ts_) so the
-    // comparison the merge makes per event reads no record.
-    bool less(size_t a, size_t b) const {
-        return head_ts_[a] < head_ts_[b] || (head_ts_[a] == head_ts_[b] && a < b);
-    }
-    bool advance(size_t stream); // moves the stream to its next event and notes its time
-    void push(size_t stream);
-    size_t pop();
-    void sift_down(); // restores the heap after its first element was replaced
-    void settle();    // advances the stream delivered last and finds the next head
+    // Whether streams merge on a thread of their own: with two CPUs or more to run on, unless
+    // GPULEAK_REPORT_THREADS=1.
+    static bool merges_in_background();
 
-    static constexpr size_t kNoStream = ~size_t{0};
+private:
+    // Without a second core: the merge's events as they come, the rest put straight to the sink
+    // or the warnings (packing events into chunks for no other core would cost 10 ns an event).
+    class Direct final : public MergeOutput {
+    public:
+        explicit Direct(EventStream& stream) : stream_(stream) {}
+        void untimed(const format::BlockRef& block, uint32_t, const format::Record& r) override {
+            if (stream_.sink_) stream_.sink_->untimed(block, r);
+        }
+        void block_error(const format::BlockRef& block, uint32_t thread, bool malformed,
+                         const std::string& error) override {
+            stream_.block_error(block, thread, malformed, error);
+        }
+
+    private:
+        EventStream& stream_;
+    };
+
+    bool next_chunk(); // false at the end of the merge
+    void produce();    // the merging thread
+    void block_error(const format::BlockRef& block, uint32_t thread, bool malformed,
+                     const std::string& error);
+
+    static constexpr size_t kRing = 4;
 
     LoadedTrace& trace_;
     RecordSink* sink_;
     size_t warnings_before_;
-    std::vector<std::unique_ptr<ThreadStream>> streams_;
-    std::vector<uint64_t> head_ts_; // per stream, the time of its head
-    std::vector<size_t> heap_;      // streams with a head, min-heap by less()
-    size_t delivered_ = kNoStream;  // its head was returned by next() and it is not advanced yet
-    size_t ready_ = kNoStream;      // known to hold the next head (not in heap_)
+    // The merge and the reader write their own fields for every event, each on lines of its own
+    // (also apart from the chunks' headers), so that neither core takes the other's lines away.
+    static constexpr size_t kLine = 128; // two: the neighbouring line is fetched with a line
+    struct alignas(kLine) AlignedChunk : EventChunk {};
+    alignas(kLine) ThreadMerge merge_;
+    Direct direct_{*this};
+    std::array<AlignedChunk, kRing> ring_;
+    alignas(kLine) EventChunk* chunk_ = nullptr; // the one being read
+    size_t position_ = 0;                        // in chunk_
+    // Per tag, the record its packed entries unpack into: other tags' fields stay as they were.
+    std::array<format::Record, 32> unpacked_;
     Event event_{};
+
+    // The merging thread and the chunks it filled: chunk i is ring_[i % kRing]; the reader holds
+    // the one at `released_` and the merge may fill up to kRing - 1 ahead.
+    std::thread worker_;
+    alignas(kLine) std::mutex mutex_;
+    std::condition_variable filled_, emptied_;
+    size_t produced_ = 0, released_ = 0;
+    bool stop_ = false;
+    std::exception_ptr failure_; // what the merge threw; the reader rethrows it
 };
 
 // Calls `on_event` for every timed record in time order (ties: thread order). Returns false if a

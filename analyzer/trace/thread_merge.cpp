@@ -1,0 +1,170 @@
+#include "trace/thread_merge.h"
+
+#include "trace/event_chunk.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace gpuleak::analyzer {
+
+bool is_timed(format::Tag tag) {
+    switch (tag) {
+    case format::Tag::Alloc:
+    case format::Tag::Free:
+    case format::Tag::AllocFailed:
+    case format::Tag::VmmRetain:
+    case format::Tag::VmmRelease:
+    case format::Tag::VmmMap:
+    case format::Tag::VmmUnmap:
+    case format::Tag::Marker:
+        return true;
+    default:
+        return false;
+    }
+}
+
+class ThreadMerge::ThreadStream {
+public:
+    ThreadStream(uint32_t thread, std::vector<const format::BlockRef*> blocks)
+        : thread_(thread), blocks_(std::move(blocks)) {}
+
+    // Moves to the next timed record; false at the end of the thread's blocks. What it passes on
+    // the way (definitions, if `untimed`, and the blocks it cannot read) goes to `out`.
+    bool advance(format::TraceFile& file, bool untimed, MergeOutput& out) {
+        for (;;) {
+            if (cursor_) {
+                while (cursor_->next(record_)) {
+                    if (is_timed(record_.tag)) return true;
+                    // The recorder hands an exited thread's slot to the next new thread, which
+                    // announces itself: from here on the slot's events are another thread's.
+                    if (record_.tag == format::Tag::Thread && ++announced_ > 1)
+                        lane_ = static_cast<uint32_t>(announced_ - 1) << 16 | thread_;
+                    if (untimed) out.untimed(*block_, thread_, record_);
+                }
+                if (!cursor_->error().empty())
+                    out.block_error(*block_, thread_, true, cursor_->error());
+                cursor_.reset();
+            }
+            if (next_block_ >= blocks_.size()) return false;
+            block_ = blocks_[next_block_++];
+            if (!file.load(*block_, payload_)) {
+                out.block_error(*block_, thread_, false, file.error());
+                continue;
+            }
+            cursor_ = format::RecordCursor::block(file.version(), payload_.data(), payload_.size(),
+                                                  block_->first_ts);
+        }
+    }
+
+    uint32_t thread() const { return thread_; }
+    uint32_t lane() const { return lane_; }
+    const format::Record& record() const { return record_; }
+
+private:
+    uint32_t thread_;
+    uint32_t lane_ = thread_;
+    uint64_t announced_ = 0;
+    std::vector<const format::BlockRef*> blocks_;
+    size_t next_block_ = 0;
+    const format::BlockRef* block_ = nullptr; // the one being read
+    std::vector<uint8_t> payload_;
+    std::optional<format::RecordCursor> cursor_;
+    format::Record record_;
+};
+
+ThreadMerge::ThreadMerge(format::TraceFile& file, bool untimed) : file_(file), untimed_(untimed) {
+    std::map<uint32_t, std::vector<const format::BlockRef*>> by_thread;
+    for (const auto& b : file.blocks())
+        if (b.thread_index != format::kGlobalThreadIndex) by_thread[b.thread_index].push_back(&b);
+    for (auto& [thread, blocks] : by_thread) {
+        std::sort(blocks.begin(), blocks.end(),
+                  [](const format::BlockRef* a, const format::BlockRef* b) {
+                      return a->sequence < b->sequence;
+                  });
+        streams_.push_back(std::make_unique<ThreadStream>(thread, std::move(blocks)));
+    }
+    head_ts_.assign(streams_.size(), 0);
+}
+
+ThreadMerge::~ThreadMerge() = default;
+
+bool ThreadMerge::advance(size_t stream, MergeOutput& out) {
+    if (!streams_[stream]->advance(file_, untimed_, out)) return false;
+    head_ts_[stream] = streams_[stream]->record().ts;
+    return true;
+}
+
+void ThreadMerge::push(size_t stream) {
+    heap_.push_back(stream);
+    std::push_heap(heap_.begin(), heap_.end(), [this](size_t a, size_t b) { return less(b, a); });
+}
+
+void ThreadMerge::sift_down() {
+    size_t n = heap_.size(), i = 0;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n) return;
+        if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
+        if (!less(heap_[child], heap_[i])) return;
+        std::swap(heap_[i], heap_[child]);
+        i = child;
+    }
+}
+
+size_t ThreadMerge::pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), [this](size_t a, size_t b) { return less(b, a); });
+    size_t stream = heap_.back();
+    heap_.pop_back();
+    return stream;
+}
+
+size_t ThreadMerge::head(MergeOutput& out) {
+    if (!started_) {
+        started_ = true;
+        for (size_t i = 0; i < streams_.size(); ++i)
+            if (advance(i, out)) push(i);
+    }
+    size_t next = kNoStream;
+    if (delivered_ != kNoStream) {
+        size_t s = delivered_;
+        delivered_ = kNoStream;
+        if (advance(s, out)) {
+            // Still ahead of every other thread (always, with one thread): no heap traffic.
+            if (heap_.empty() || less(s, heap_.front())) {
+                next = s;
+            } else {
+                // The heap's first is next; s takes its place (one sift instead of a push and a
+                // pop: threads that take turns event by event do this for every event).
+                next = heap_.front();
+                heap_.front() = s;
+                sift_down();
+            }
+        }
+    }
+    if (next == kNoStream && !heap_.empty()) next = pop();
+    delivered_ = next;
+    return next;
+}
+
+void ThreadMerge::fill(EventChunk& out) {
+    while (!out.full()) {
+        size_t s = head(out);
+        if (s == kNoStream) {
+            out.last = true;
+            return;
+        }
+        const ThreadStream& stream = *streams_[s];
+        out.event(stream.thread(), stream.lane(), stream.record());
+    }
+}
+
+bool ThreadMerge::next(MergeOutput& out, MergedEvent& event) {
+    size_t s = head(out);
+    if (s == kNoStream) return false;
+    const ThreadStream& stream = *streams_[s];
+    event = {stream.thread(), stream.lane(), &stream.record()};
+    return true;
+}
+
+} // namespace gpuleak::analyzer

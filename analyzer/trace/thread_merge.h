@@ -1,0 +1,65 @@
+// The trace's timed records from all recording threads, merged into one time-ordered stream.
+// Each thread's blocks are read in sequence order and hold their records in time order, so a
+// k-way merge over threads needs one decoded block per thread: memory stays bounded by the number
+// of threads, not the length of the trace. The merge reads, decompresses and decodes the blocks
+// and packs what it delivers into chunks (event_chunk.h), so that it can run on a core of its own
+// while its reader works on the chunk before (event_stream.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuleak/format/reader.h"
+#include "trace/merge_output.h"
+
+namespace gpuleak::analyzer {
+
+class EventChunk;
+
+// Records with a timestamp: the events the merge delivers (from recording threads only).
+bool is_timed(format::Tag tag);
+
+// Ties in time go to the lower thread index, then to the thread's own order.
+class ThreadMerge {
+public:
+    // `untimed`: also deliver the records between the timed ones, as each thread's stream reaches
+    // them (pass 1 reads the definitions in the merge). Block errors are always delivered.
+    ThreadMerge(format::TraceFile& file, bool untimed);
+    ~ThreadMerge();
+    ThreadMerge(const ThreadMerge&) = delete;
+    ThreadMerge& operator=(const ThreadMerge&) = delete;
+
+    // The merge is the only user of the trace file while it lasts. Either way of reading it:
+    // Appends to `out` until it is full or the merge ends (then out.last is set).
+    void fill(EventChunk& out);
+    // The next event (false at the end), with what comes before it put to `out`.
+    bool next(MergeOutput& out, MergedEvent& event);
+
+private:
+    class ThreadStream;
+    // Stream a's head comes before stream b's. The heads' times sit in one array (head_ts_) so the
+    // comparison the merge makes per event reads no record.
+    bool less(size_t a, size_t b) const {
+        return head_ts_[a] < head_ts_[b] || (head_ts_[a] == head_ts_[b] && a < b);
+    }
+    bool advance(size_t stream, MergeOutput& out); // to its next event; notes its time
+    void push(size_t stream);
+    size_t pop();
+    void sift_down();              // restores the heap after its first element was replaced
+    size_t head(MergeOutput& out); // advances the stream delivered last; the next head's stream
+
+    static constexpr size_t kNoStream = ~size_t{0};
+
+    format::TraceFile& file_;
+    bool untimed_;
+    bool started_ = false;
+    std::vector<std::unique_ptr<ThreadStream>> streams_;
+    std::vector<uint64_t> head_ts_; // per stream, the time of its head
+    std::vector<size_t> heap_;      // streams with a head, min-heap by less()
+    size_t delivered_ =
+        kNoStream; // its head was delivered and it is not advanced yet (not in heap_)
+};
+
+} // namespace gpuleak::analyzer
