@@ -65,10 +65,43 @@ void exec_child(const std::vector<std::string>& argv, const RunOptions& options,
     _exit(127);
 }
 
+namespace {
+
+// The runs' directories live until the test program exits: removed then if every test passed (a
+// ctest run makes hundreds), kept and named if one failed, for a look at its traces and output.
+std::vector<std::string>& run_dirs() {
+    static std::vector<std::string> dirs;
+    return dirs;
+}
+
+void remove_run_dirs() {
+    if (!::testing::UnitTest::GetInstance()->Passed()) {
+        for (const auto& d : run_dirs())
+            std::fprintf(stderr, "e2e: kept %s\n", d.c_str());
+        return;
+    }
+    for (const auto& d : run_dirs()) {
+        std::error_code ignored;
+        fs::remove_all(d, ignored);
+    }
+}
+
+std::string new_run_dir() {
+    if (run_dirs().empty()) std::atexit(remove_run_dirs);
+    std::string templ = (fs::temp_directory_path() / "gpuleak-e2e-XXXXXX").string();
+    if (!mkdtemp(templ.data())) {
+        ADD_FAILURE() << "cannot create a directory in " << fs::temp_directory_path();
+        return fs::temp_directory_path().string();
+    }
+    run_dirs().push_back(templ);
+    return templ;
+}
+
+} // namespace
+
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
     RunResult result;
-    std::string templ = (fs::temp_directory_path() / "gpuleak-e2e-XXXXXX").string();
-    result.dir = mkdtemp(templ.data());
+    result.dir = new_run_dir();
     std::string log = result.dir + "/output.log";
     pid_t pid = fork();
     if (pid == 0) {
@@ -119,7 +152,10 @@ int shell(const std::string& command, std::string* output) {
 }
 
 Json report(const std::string& trace, const std::vector<std::string>& extra) {
-    std::string cmd = "'" + Paths::report() + "' --format json '" + trace + "'";
+    // Appended piece by piece: GCC 12 at -O3 takes `"'" + std::string` for an overlapping
+    // memcpy (-Wrestrict, GCC bug 105329) once this file's inlining changes.
+    std::string cmd = "'";
+    cmd.append(Paths::report()).append("' --format json '").append(trace).append("'");
     for (const auto& e : extra)
         cmd += " " + e;
     std::string out;
