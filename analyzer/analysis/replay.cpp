@@ -7,8 +7,15 @@ namespace gpuleak::analyzer {
 
 using format::Tag;
 
+std::vector<TimedAggregator*> timed(const std::vector<Aggregator*>& aggregators) {
+    std::vector<TimedAggregator*> out;
+    for (Aggregator* a : aggregators)
+        if (auto* t = dynamic_cast<TimedAggregator*>(a)) out.push_back(t);
+    return out;
+}
+
 void Pairing::time(uint64_t ts) {
-    for (Aggregator* a : aggregators_)
+    for (TimedAggregator* a : timed_)
         a->on_time(ts);
 }
 

@@ -88,7 +88,7 @@ Loops Window::narrow(const Loops& loops) const {
 void Window::on_time(uint64_t ts) {
     if (!in_time(ts)) return;
     last_ts_ = ts;
-    for (Aggregator* g : inner_)
+    for (TimedAggregator* g : inner_timed_)
         g->on_time(ts);
 }
 

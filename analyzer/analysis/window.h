@@ -41,11 +41,14 @@ struct WindowOptions {
     bool any() const { return from || to || device || min_bytes; }
 };
 
-class Window : public Aggregator {
+class Window : public TimedAggregator {
 public:
     explicit Window(WindowOptions options) : options_(options) {}
     // The aggregators it passes what is inside on to.
-    void set_inner(std::vector<Aggregator*> inner) { inner_ = std::move(inner); }
+    void set_inner(std::vector<Aggregator*> inner) {
+        inner_ = std::move(inner);
+        inner_timed_ = timed(inner_);
+    }
 
     // Turns iteration bounds into times with the main loop of `loops`. False, with `error`, when
     // an iteration bound is given and the trace has no loop.
@@ -73,6 +76,7 @@ public:
 private:
     WindowOptions options_;
     std::vector<Aggregator*> inner_;
+    std::vector<TimedAggregator*> inner_timed_;
     uint64_t from_ts_ = 0, to_ts_ = ~0ull;
     uint64_t last_ts_ = 0; // of the last event inside
 };

@@ -178,7 +178,7 @@ TEST(Window, Bounds) {
 }
 
 // Counts what reaches it.
-struct Recorder : Aggregator {
+struct Recorder : TimedAggregator {
     std::vector<uint64_t> born, died, times;
     uint64_t unpaired = 0, failed = 0, end_ts = 0;
     void on_time(uint64_t ts) override { times.push_back(ts); }

@@ -31,7 +31,7 @@ struct SiteLoopStats {
     uint64_t teardown_count = 0, teardown_bytes = 0; // live when the teardown began
 };
 
-class LoopLifetimes : public Aggregator {
+class LoopLifetimes : public TimedAggregator {
 public:
     explicit LoopLifetimes(const Loops& loops);
     void on_time(uint64_t ts) override;

@@ -20,7 +20,7 @@ namespace gpuleak::analyzer {
 
 struct Loops;
 
-class Timeline : public Aggregator {
+class Timeline : public TimedAggregator {
 public:
     struct Options {
         size_t max_buckets = 2048;

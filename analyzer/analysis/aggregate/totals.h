@@ -6,7 +6,7 @@
 
 namespace gpuleak::analyzer {
 
-class Totals : public Aggregator {
+class Totals : public TimedAggregator {
 public:
     void on_time(uint64_t ts) override;
     void on_alloc(Allocation& a) override;
