@@ -1,5 +1,6 @@
 #include "trace/event_chunk.h"
 
+#include <algorithm>
 #include <limits>
 
 #if defined(__SSE2__)
@@ -29,8 +30,6 @@ bool fits_int32(int64_t v) {
 
 } // namespace
 
-EventChunk::EventChunk() : entries_(kEntries + 64) {}
-
 PackedEntry EventChunk::make(PackedEntry::Kind kind, uint32_t thread, uint32_t lane, Tag tag) {
     PackedEntry e{};
     e.kind = kind;
@@ -41,7 +40,8 @@ PackedEntry EventChunk::make(PackedEntry::Kind kind, uint32_t thread, uint32_t l
 }
 
 void EventChunk::store(const PackedEntry& e) {
-    if (size_ == entries_.size()) entries_.resize(2 * size_); // a block of many definitions
+    // Beyond kEntries only with a block of many definitions between two events.
+    if (size_ == entries_.size()) entries_.resize(std::max(kEntries + 64, 2 * size_));
     PackedEntry& slot = entries_[size_++];
 #if defined(__SSE2__)
     // Past the caches: the line is the reader's, and a plain store would first fetch it from the
@@ -61,11 +61,15 @@ void EventChunk::publish() {
 #endif
 }
 
-void EventChunk::whole(PackedEntry& e, const format::Record& r) {
-    e.kind = PackedEntry::Kind::Whole;
+format::Record& EventChunk::next_record(PackedEntry& e) {
     e.field[0] = records_used_;
     if (records_used_ == records_.size()) records_.emplace_back();
-    records_[records_used_++] = r; // copy-assigned: the strings keep their capacity
+    return records_[records_used_++];
+}
+
+void EventChunk::whole(PackedEntry& e, const format::Record& r) {
+    e.kind = PackedEntry::Kind::Whole;
+    next_record(e) = r; // copy-assigned: the strings keep their capacity
     store(e);
 }
 
@@ -130,9 +134,7 @@ void EventChunk::block_error(const format::BlockRef& block, uint32_t thread, boo
     PackedEntry e = make(PackedEntry::Kind::BlockError, thread, thread, Tag{});
     e.field[4] = block_field(block);
     e.small[0] = malformed;
-    e.field[0] = records_used_;
-    if (records_used_ == records_.size()) records_.emplace_back();
-    records_[records_used_++].text = error;
+    next_record(e).text = error;
     store(e);
 }
 

@@ -39,7 +39,6 @@ static_assert(sizeof(PackedEntry) == 64);
 // whole records their strings', so that a steady stream allocates nothing.
 class EventChunk : public MergeOutput {
 public:
-    EventChunk();
     void clear() {
         size_ = 0;
         records_used_ = 0;
@@ -76,8 +75,10 @@ private:
                             format::Tag tag);
     void store(const PackedEntry& e);
     void whole(PackedEntry& e, const format::Record& r); // and stores it
+    format::Record& next_record(PackedEntry& e);         // e.field[0] is its index
 
-    std::vector<PackedEntry> entries_; // [0, size_) hold this chunk's entries
+    // [0, size_) hold this chunk's entries; sized by the first store, in the merge's thread.
+    std::vector<PackedEntry> entries_;
     size_t size_ = 0;
     std::vector<format::Record> records_; // [0, records_used_) belong to this chunk's entries
     size_t records_used_ = 0;

@@ -1,10 +1,10 @@
 #include "trace/thread_merge.h"
 
-#include "trace/event_chunk.h"
-
 #include <algorithm>
 #include <map>
 #include <optional>
+
+#include "trace/event_chunk.h"
 
 namespace gpuleak::analyzer {
 

@@ -3,7 +3,8 @@
 // k-way merge over threads needs one decoded block per thread: memory stays bounded by the number
 // of threads, not the length of the trace. The merge reads, decompresses and decodes the blocks
 // and packs what it delivers into chunks (event_chunk.h), so that it can run on a core of its own
-// while its reader works on the chunk before (event_stream.h).
+// while its reader works on the chunk before, or hands its events to a reader in its own thread
+// one by one (event_stream.h).
 #pragma once
 
 #include <cstdint>
@@ -58,8 +59,8 @@ private:
     std::vector<std::unique_ptr<ThreadStream>> streams_;
     std::vector<uint64_t> head_ts_; // per stream, the time of its head
     std::vector<size_t> heap_;      // streams with a head, min-heap by less()
-    size_t delivered_ =
-        kNoStream; // its head was delivered and it is not advanced yet (not in heap_)
+    // Its head was delivered and it is not advanced yet (not in heap_).
+    size_t delivered_ = kNoStream;
 };
 
 } // namespace gpuleak::analyzer
