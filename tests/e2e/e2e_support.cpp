@@ -67,10 +67,14 @@ void exec_child(const std::vector<std::string>& argv, const RunOptions& options,
 
 namespace {
 
+void remove_run_dirs();
+
 // The runs' directories live until the test program exits: removed then if every test passed (a
 // ctest run makes hundreds), kept and named if one failed, for a look at its traces and output.
 std::vector<std::string>& run_dirs() {
     static std::vector<std::string> dirs;
+    // Registered after `dirs` is made, so that it runs before `dirs` is destroyed.
+    [[maybe_unused]] static bool cleanup_registered = std::atexit(remove_run_dirs) == 0;
     return dirs;
 }
 
@@ -86,12 +90,12 @@ void remove_run_dirs() {
     }
 }
 
+// Empty if it cannot be made (the test has failed then).
 std::string new_run_dir() {
-    if (run_dirs().empty()) std::atexit(remove_run_dirs);
     std::string templ = (fs::temp_directory_path() / "gpuleak-e2e-XXXXXX").string();
     if (!mkdtemp(templ.data())) {
         ADD_FAILURE() << "cannot create a directory in " << fs::temp_directory_path();
-        return fs::temp_directory_path().string();
+        return {};
     }
     run_dirs().push_back(templ);
     return templ;
@@ -102,6 +106,7 @@ std::string new_run_dir() {
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
     RunResult result;
     result.dir = new_run_dir();
+    if (result.dir.empty()) return result;
     std::string log = result.dir + "/output.log";
     pid_t pid = fork();
     if (pid == 0) {
@@ -153,7 +158,7 @@ int shell(const std::string& command, std::string* output) {
 
 Json report(const std::string& trace, const std::vector<std::string>& extra) {
     // Appended piece by piece: GCC 12 at -O3 takes `"'" + std::string` for an overlapping
-    // memcpy (-Wrestrict, GCC bug 105329) once this file's inlining changes.
+    // memcpy (a false -Wrestrict) once this file's inlining changes.
     std::string cmd = "'";
     cmd.append(Paths::report()).append("' --format json '").append(trace).append("'");
     for (const auto& e : extra)
