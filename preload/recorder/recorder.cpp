@@ -21,7 +21,9 @@
 #include "session/config.h"
 #include "session/session.h"
 #include "session/trace_writer.h"
+#include "support/log.h"
 #include "support/pages.h"
+#include "support/sleep.h"
 
 namespace gpuleak::recorder {
 namespace {
@@ -66,6 +68,7 @@ void seal_locked(ThreadState* ts, bool write_immediately) {
 void on_thread_exit(void* p) {
     auto* ts = static_cast<ThreadState*>(p);
     ts->lock.lock();
+    if (config().test_thread_exit_delay_ms) sleep_ms(config().test_thread_exit_delay_ms);
     seal_locked(ts, session::direct_mode());
     ts->announced = false;
     ts->lock.unlock();
@@ -333,16 +336,44 @@ void collect_idle_chunks() {
     }
 }
 
+// How long the exit waits, in all, for threads that hold their state. A thread holds it inside an
+// event, and while its exit hands its last block over; Python's join returns once the thread's
+// interpreter state is gone, before its TLS destructors (on_thread_exit) run, so a program can end
+// while a worker descheduled on a loaded machine holds its last block, sealed but not yet queued.
+// Bounded: a thread stopped inside an event for good must not hang the program's exit.
+constexpr uint64_t kExitWaitNs = 2000ull * 1000000;
+
+// The lock of another thread's state, waited for until `deadline` (mono_ns); the calling thread's
+// own is only tried, since a thread that exits from inside an event would wait for itself.
+bool lock_before(ThreadState* ts, uint64_t deadline) {
+    if (ts->lock.try_lock()) return true;
+    if (ts == t_state) return false;
+    while (mono_ns() < deadline) {
+        timespec slice{0, 100 * 1000};
+        nanosleep(&slice, nullptr);
+        if (ts->lock.try_lock()) return true;
+    }
+    return false;
+}
+
 void flush_all_at_exit() {
+    const uint64_t deadline = mono_ns() + kExitWaitNs;
+    unsigned kept = 0;
     {
         std::lock_guard lock(g_registry_mutex);
         for (ThreadState* ts = g_threads; ts; ts = ts->next_registered) {
-            // A thread stuck inside an event at exit keeps its chunk; everything else is written.
-            if (!ts->lock.try_lock()) continue;
+            if (!lock_before(ts, deadline)) {
+                ++kept;
+                continue;
+            }
             seal_locked(ts, true);
             ts->lock.unlock();
         }
     }
+    if (kept)
+        log::warn("{} thread(s) stayed inside an event for {} ms as the program exited; the trace "
+                  "lacks their last events",
+                  kept, kExitWaitNs / 1000000);
     // A thread that sealed a chunk just before the writer stopped left it in the queue.
     writer::drain();
     global_stream::write(

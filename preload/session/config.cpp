@@ -85,6 +85,7 @@ void load_config() {
     g_config.max_bytes = max_bytes;
     g_config.signals = env_flag("GPULEAK_SIGNALS", true);
     g_config.test_write_delay_ms = env_count("GPULEAK_TEST_WRITE_DELAY_MS", 0, 0, 9999);
+    g_config.test_thread_exit_delay_ms = env_count("GPULEAK_TEST_THREAD_EXIT_DELAY_MS", 0, 0, 9999);
     g_reported = true;
 }
 

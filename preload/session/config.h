@@ -22,6 +22,9 @@ struct Config {
     // GPULEAK_TEST_WRITE_DELAY_MS (tests only): the writer thread holds each block it takes from
     // the queue this long before writing it, as a thread descheduled on a loaded machine would.
     unsigned test_write_delay_ms = 0;
+    // GPULEAK_TEST_THREAD_EXIT_DELAY_MS (tests only): an exiting thread holds its recorder state
+    // this long before handing its last block over, as a thread descheduled there would.
+    unsigned test_thread_exit_delay_ms = 0;
 };
 
 const Config& config();

@@ -16,6 +16,7 @@
 #include "support/log.h"
 #include "support/no_destroy.h"
 #include "support/pages.h"
+#include "support/sleep.h"
 
 namespace gpuleak::writer {
 
@@ -106,11 +107,7 @@ void drain_queue(bool writer_thread) {
             g_queue_head = c->next;
             if (!g_queue_head) g_queue_tail = nullptr;
         }
-        if (writer_thread && config().test_write_delay_ms) {
-            timespec delay{0, static_cast<long>(config().test_write_delay_ms % 1000) * 1000000};
-            delay.tv_sec = config().test_write_delay_ms / 1000;
-            nanosleep(&delay, nullptr);
-        }
+        if (writer_thread && config().test_write_delay_ms) sleep_ms(config().test_write_delay_ms);
         {
             std::lock_guard lock(g_write_mutex);
             write_locked(c);
