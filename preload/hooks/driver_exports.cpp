@@ -43,7 +43,7 @@ const TableInit& table();
 
 void* real_for(DriverHook h, int slot) {
     HookEntry& e = g_hooks[static_cast<int>(h)];
-    if (slot == 0 && !e.symbol) table(); // a hook can run before this library's constructors
+    if (slot == 0) table(); // a hook can run before this library's constructors, and on any thread
     void* p = e.real[slot].load(std::memory_order_acquire);
     if (p || slot != 0) return p;
     p = next_definition(e.symbol, "libcuda.so");
