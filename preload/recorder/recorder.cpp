@@ -5,7 +5,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -83,6 +85,11 @@ ThreadState* create_state() {
     void* mem = map_pages(bytes);
     if (!mem) return nullptr;
     auto* ts = new (mem) ThreadState();
+    // Without them (no memory) the thread's stacks are all libunwind's, or all walked in full.
+    if (void* rules = map_pages(sizeof(unwind::RuleCache)))
+        ts->rules = new (rules) unwind::RuleCache();
+    if (void* memo = map_pages(unwind::WalkMemo::bytes(depth)))
+        ts->walk_memo = unwind::WalkMemo::place(memo, depth);
     auto* arrays = reinterpret_cast<uint64_t*>(static_cast<char*>(mem) + sizeof(ThreadState));
     ts->prev_frames = arrays;
     ts->prev_nodes = arrays + depth;
@@ -114,6 +121,7 @@ ThreadState* self() {
         g_threads = ts;
     }
     ts->tid = static_cast<int>(syscall(SYS_gettid));
+    unwinder::attach_thread(ts->rules, ts->walk_memo);
     t_state = ts;
     pthread_setspecific(g_exit_key, ts);
     return ts;
@@ -184,9 +192,28 @@ uint64_t intern_native(ThreadState* ts, unsigned n) {
     return node;
 }
 
+// GPULEAK_TEST_UNWIND_VERIFY: libunwind's walk of the same stack, from one frame further in (this
+// function's own). A difference from `frames` (the walk's) is a warning and abort(), so that any
+// test running a traced program under the knob fails on it.
+[[gnu::noinline]] void verify_unwind(const uint64_t* frames, int n, int max) {
+    uint64_t theirs[512];
+    int m = gpuleak_unwind_fallback(reinterpret_cast<void**>(theirs), std::min(max + 1, 512));
+    // theirs[0] is in this function, theirs[1] and frames[0] are two call sites of the caller.
+    int i = 1;
+    while (i < n && i + 1 < m && frames[i] == theirs[i + 1])
+        ++i;
+    if (i == n && (m - 1 == n || n == max)) return;
+    log::warn("GPULEAK_TEST_UNWIND_VERIFY: the walk and libunwind differ at frame {} of {} and {}: "
+              "{} and {}",
+              i, n, m - 1, i < n ? frames[i] : 0, i + 1 < m ? theirs[i + 1] : 0);
+    abort();
+}
+
 // Inlined into every caller so that it is not one more frame to unwind on every event.
 __attribute__((always_inline)) inline uint64_t capture_native(ThreadState* ts) {
     int n = unwinder::backtrace(ts->scratch, static_cast<int>(ts->capacity));
+    if (config().test_unwind_verify) [[unlikely]]
+        verify_unwind(ts->scratch, n, static_cast<int>(ts->capacity));
     if (n <= 0) return 0;
     return intern_native(ts, static_cast<unsigned>(n));
 }
@@ -327,6 +354,7 @@ void collect_idle_chunks() {
     if (modules_changed()) {
         scan_modules();
         python_capture::modules_changed();
+        unwinder::modules_changed();
     }
     std::lock_guard lock(g_registry_mutex);
     for (ThreadState* ts = g_threads; ts; ts = ts->next_registered) {

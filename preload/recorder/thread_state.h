@@ -11,6 +11,10 @@
 namespace gpuleak::python {
 struct CodeCache;
 }
+namespace gpuleak::unwind {
+class RuleCache;
+struct WalkMemo;
+} // namespace gpuleak::unwind
 
 namespace gpuleak {
 
@@ -47,6 +51,8 @@ struct ThreadState {
     unsigned py_prev_depth = 0;
     python::CodeCache* py_code_cache = nullptr; // in the same mapping
     unsigned capacity = 0;                      // frames per buffer
+    unwind::RuleCache* rules = nullptr;         // frame rules by return address (own mapping)
+    unwind::WalkMemo* walk_memo = nullptr;      // the previous native walk (own mapping)
 
     ThreadState* next_registered = nullptr;
 };

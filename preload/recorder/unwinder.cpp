@@ -3,33 +3,39 @@
 #include <dlfcn.h>
 
 #include "hooks/real_symbols.h"
+#include "session/config.h"
 #include "support/log.h"
 
 namespace gpuleak::unwinder {
+
+namespace detail {
+__thread unwind::WalkContext t_walk __attribute__((tls_model("initial-exec")));
+} // namespace detail
+
 namespace {
 
-using BacktraceFn = int (*)(void**, int);
 using SetCachingFn = int (*)(void*, int);
-BacktraceFn g_backtrace = nullptr;
 constexpr int kUnwCachePerThread = 2; // UNW_CACHE_PER_THREAD
+bool g_loaded = false;
 
 } // namespace
 
 bool init() {
-    if (g_backtrace) return true;
+    if (g_loaded) return true;
     void* lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        log::warn(
-            "libunwind.so.8 not found ({}); recording without native stacks. Install libunwind8.",
-            dlerror());
+        log::warn("libunwind.so.8 not found ({}); a stack the unwind tables alone cannot walk (a "
+                  "signal handler's) is recorded without native frames. Install libunwind8.",
+                  dlerror());
         return false;
     }
     auto dl = hooks::real_dlsym();
-    auto bt = reinterpret_cast<BacktraceFn>(dl(lib, "unw_backtrace"));
+    auto bt = reinterpret_cast<unwind::BacktraceFn>(dl(lib, "unw_backtrace"));
     auto set_caching = reinterpret_cast<SetCachingFn>(dl(lib, "_ULx86_64_set_caching_policy"));
     void* local_space = dl(lib, "_ULx86_64_local_addr_space");
     if (!bt) {
-        log::warn("libunwind.so.8 has no unw_backtrace; recording without native stacks");
+        log::warn("libunwind.so.8 has no unw_backtrace; a stack the unwind tables alone cannot "
+                  "walk is recorded without native frames");
         return false;
     }
     // Per-thread caches: unwinding never takes a lock shared with other threads.
@@ -37,12 +43,25 @@ bool init() {
         set_caching(*static_cast<void**>(local_space), kUnwCachePerThread);
     void* prime[8];
     bt(prime, 8);
-    g_backtrace = bt;
+    gpuleak_unwind_fallback = bt;
+    g_loaded = true;
     return true;
 }
 
-int backtrace(uint64_t* frames, int max) {
-    return g_backtrace ? g_backtrace(reinterpret_cast<void**>(frames), max) : 0;
+void attach_thread(unwind::RuleCache* cache, unwind::WalkMemo* memo) {
+    unwind::WalkContext& walk = detail::t_walk;
+    walk.cache = nullptr;
+    walk.memo = nullptr;
+    if (!cache || !config().fast_unwind) return;
+    if (!unwind::current_stack_bounds(walk.stack_low, walk.stack_high)) return;
+    walk.cache = cache;
+    // The previous walk was another thread's, on another stack.
+    if (memo) memo->reset();
+    walk.memo = memo;
+}
+
+void modules_changed() {
+    unwind::invalidate_rule_caches();
 }
 
 } // namespace gpuleak::unwinder

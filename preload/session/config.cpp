@@ -84,7 +84,15 @@ void load_config() {
     }
     g_config.max_bytes = max_bytes;
     g_config.signals = env_flag("GPULEAK_SIGNALS", true);
+    g_config.fast_unwind = true;
+    if (const char* unwind = env("GPULEAK_UNWIND"); unwind && std::strcmp(unwind, "fast") != 0) {
+        if (std::strcmp(unwind, "libunwind") == 0)
+            g_config.fast_unwind = false;
+        else
+            complain("GPULEAK_UNWIND={}: not one of fast, libunwind; using fast", unwind);
+    }
     g_config.test_write_delay_ms = env_count("GPULEAK_TEST_WRITE_DELAY_MS", 0, 0, 9999);
+    g_config.test_unwind_verify = env_flag("GPULEAK_TEST_UNWIND_VERIFY", false);
     g_config.test_thread_exit_delay_ms = env_count("GPULEAK_TEST_THREAD_EXIT_DELAY_MS", 0, 0, 9999);
     g_reported = true;
 }

@@ -19,12 +19,18 @@ struct Config {
     // GPULEAK_MAX_BYTES: the trace never grows past this (0 = no limit, else at least 4 KiB).
     uint64_t max_bytes = 0;
     bool signals = true; // GPULEAK_SIGNALS=0: no handlers, a fatal signal loses one interval
+    // GPULEAK_UNWIND=libunwind: every native stack from libunwind; default (fast): from the unwind
+    // tables' rules cached per thread, libunwind only where a frame needs more.
+    bool fast_unwind = true;
     // GPULEAK_TEST_WRITE_DELAY_MS (tests only): the writer thread holds each block it takes from
     // the queue this long before writing it, as a thread descheduled on a loaded machine would.
     unsigned test_write_delay_ms = 0;
     // GPULEAK_TEST_THREAD_EXIT_DELAY_MS (tests only): an exiting thread holds its recorder state
     // this long before handing its last block over, as a thread descheduled there would.
     unsigned test_thread_exit_delay_ms = 0;
+    // GPULEAK_TEST_UNWIND_VERIFY=1 (tests only): every native stack is walked by libunwind too; a
+    // difference is a warning and abort().
+    bool test_unwind_verify = false;
 };
 
 const Config& config();

@@ -150,6 +150,7 @@ TEST(Settings, AValueThatDoesNotParseIsOneWarningAndTheDefault) {
         {"GPULEAK_STACK_DEPTH", "1M", "GPULEAK_STACK_DEPTH=1M: not a whole number"},
         {"GPULEAK_FLUSH_MS", "99999", "GPULEAK_FLUSH_MS=99999: out of range 1..10000; using 10000"},
         {"GPULEAK_LOG", "loud", "GPULEAK_LOG=loud: not one of debug, info, warn, off"},
+        {"GPULEAK_UNWIND", "dwarf", "GPULEAK_UNWIND=dwarf: not one of fast, libunwind; using fast"},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(std::string(c.name) + "=" + c.value);
