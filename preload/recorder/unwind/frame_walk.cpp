@@ -51,17 +51,17 @@ void mark_bp_matters(WalkRecord& r, unsigned n, bool matters) {
 // Copies frames [from, from + count) of one record to another, at `to`.
 void copy_frames(WalkRecord& dst, unsigned to, const WalkRecord& src, unsigned from,
                  unsigned count) {
-    for (uint64_t* WalkRecord::*array :
-         {&WalkRecord::ip, &WalkRecord::sp, &WalkRecord::bp, &WalkRecord::bp_slot,
-          &WalkRecord::cfa_slot})
+    if (count == 0) return; // the whole stack reused: nothing new to write
+    for (uint64_t* WalkRecord::*array : {&WalkRecord::ip, &WalkRecord::sp, &WalkRecord::bp,
+                                         &WalkRecord::bp_slot, &WalkRecord::cfa_slot})
         std::memcpy(dst.*array + to, src.*array + from, count * sizeof(uint64_t));
     std::memcpy(dst.flags + to, src.flags + from, count);
 }
 
 // Frames n.. are the previous walk's from frame p on: copied into `frames`, and the memo's record
 // becomes this walk's.
-int reuse(uint64_t* frames, int max, unsigned n, WalkMemo& memo, WalkRecord& cur,
-          WalkRecord& prev, unsigned p) {
+int reuse(uint64_t* frames, int max, unsigned n, WalkMemo& memo, WalkRecord& cur, WalkRecord& prev,
+          unsigned p) {
     const unsigned rest = prev.n - p;
     const unsigned take = std::min(rest, static_cast<unsigned>(max) - n);
     std::memcpy(frames + n, prev.ip + p, take * sizeof *frames);
