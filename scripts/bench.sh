@@ -119,6 +119,13 @@ for depth in 10 35 100; do
         gl_bytes=$(stat -c %s "$(newest pairs)") # the last run is one of the large ones
         ht_bytes=$(stat -c %s "$work/ht.zst")
         repetitive_events=$((2 * pairs_large))
+        # The same pairs with every walk libunwind's, as before the frame-rule walk.
+        with_libunwind=$(per_unit gpuleak $pairs_small $pairs_large $(traced lu) GPULEAK_UNWIND=libunwind \
+            "$B/alloc_loop" cuda $depth {N})
+        rm -f "$work"/lu.*.bin
+        lu=$(calc "$with_libunwind - $fake" 0)
+        row "1" "same with GPULEAK_UNWIND=libunwind (every stack walked by libunwind)" "$lu ns" \
+            "heaptrack, malloc+free: $ht ns" "$(calc "$lu / $ht" 2)x" "-"
     fi
 done
 
