@@ -5,9 +5,9 @@
 namespace gpuleak::unwind {
 namespace {
 
-// Per record: five arrays of words, then one of bytes padded to a word.
+// Per record: six arrays of words, then one of bytes padded to a word.
 size_t record_bytes(unsigned capacity) {
-    return 5 * static_cast<size_t>(capacity) * sizeof(uint64_t) + ((capacity + 7u) & ~7u);
+    return 6 * static_cast<size_t>(capacity) * sizeof(uint64_t) + ((capacity + 7u) & ~7u);
 }
 
 } // namespace
@@ -25,9 +25,10 @@ WalkMemo* WalkMemo::place(void* memory, unsigned capacity) {
         r.ip = w;
         r.sp = w + capacity;
         r.bp = w + 2 * capacity;
-        r.bp_slot = w + 3 * capacity;
-        r.cfa_slot = w + 4 * capacity;
-        r.flags = reinterpret_cast<uint8_t*>(w + 5 * capacity);
+        r.cfa = w + 3 * capacity;
+        r.bp_slot = w + 4 * capacity;
+        r.cfa_slot = w + 5 * capacity;
+        r.uses_bp = reinterpret_cast<uint8_t*>(w + 6 * capacity);
         next += record_bytes(capacity);
     }
     return memo;

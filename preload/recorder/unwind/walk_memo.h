@@ -1,10 +1,13 @@
-// A thread's previous walk, kept so that the next one can reuse its outer part. A walk is a
-// function of the registers it starts from, the frame rules (fixed while the rule caches'
-// generation is) and the stack words it reads. So where a new walk reaches a frame the previous one
-// passed through with the same registers, and every word the previous walk read from there on still
-// holds what it read, the rest of the walk is the previous one's: those reads are checked
-// (independent loads, no chain of dependent ones) instead of walked again. A loop allocating from
-// one call site reuses the whole stack; different call paths reuse their common outer frames.
+// A thread's previous walk, kept so that the next one can skip the frames they share. Leaving a
+// frame is a function of its registers, its rule (fixed for its return address while the rule
+// caches' generation is) and the stack words the rule says to read. So where a walk stands in a
+// frame the previous walk passed through, with the same return address and stack pointer (and rbp,
+// where the rule reads it), the previous walk's addresses for that frame are this walk's too: the
+// step reads the words there without looking up the rule and computing the CFA, and where they hold
+// what they held last time (the return address), the next frame is the previous walk's next frame
+// as well. Those reads are independent loads, not a chain in which each address is computed from
+// the word loaded before. A loop allocating from one call site takes every frame this way;
+// different call paths, their common outer frames.
 #pragma once
 
 #include <cstddef>
@@ -12,31 +15,26 @@
 
 namespace gpuleak::unwind {
 
-// One walk, frame by frame. Frame f is left by reading its return address at sp[f + 1] - 8, and,
-// where its rule says so, rbp at bp_slot[f] and the CFA at cfa_slot[f] (0: not read).
+// One walk, frame by frame. Frame f, at stack pointer sp[f], is left for the frame at cfa[f] by
+// reading the return address at cfa[f] - 8 and, where its rule says so, rbp at bp_slot[f] and the
+// CFA itself at cfa_slot[f] (0: not read).
 struct WalkRecord {
-    static constexpr uint8_t kUsesBp = 1;     // the frame's rule reads rbp (to find the CFA or rbp)
-    static constexpr uint8_t kRestoresBp = 2; // rbp comes back from the stack, whatever it was
-    static constexpr uint8_t kBpMatters =
-        4; // rbp is read before it is restored, here or further out
-
-    unsigned n = 0; // frames; 0: nothing to reuse
+    unsigned n = 0; // frames whose step is recorded; 0: nothing to reuse
     unsigned generation = 0;
-    bool complete = false;  // ended at the outermost frame, not cut at a maximum
-    uint64_t end_ra_at = 0; // where the outermost frame's null return address was read, if it was
     uint64_t* ip = nullptr;
     uint64_t* sp = nullptr;
     uint64_t* bp = nullptr;
+    uint64_t* cfa = nullptr;
     uint64_t* bp_slot = nullptr;
     uint64_t* cfa_slot = nullptr;
-    uint8_t* flags = nullptr;
+    uint8_t* uses_bp = nullptr; // the rule reads rbp: the step is the same only with the same rbp
 };
 
 struct WalkMemo {
     unsigned capacity = 0; // frames per record
-    unsigned previous = 0; // records[previous] is the last complete walk
+    unsigned previous = 0; // records[previous] is the last walk
     WalkRecord records[2];
-    unsigned long reused = 0; // walks that took their outer part from the previous one
+    unsigned long reused = 0; // frames left the previous walk's way (tests)
 
     // The bytes a memo for walks of up to `capacity` frames takes, and one built in `memory` (that
     // many zeroed bytes, 8-aligned).

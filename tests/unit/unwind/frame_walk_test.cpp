@@ -118,7 +118,7 @@ std::vector<uint64_t> expect_walked_alone(Capture c, shape_fn shape, int depth) 
         EXPECT_EQ(c.walked, c.unwound) << "depth " << depth << ", pass " << pass;
     }
     if (c.context.memo) {
-        EXPECT_EQ(c.context.memo->reused, reused + 1) << "depth " << depth;
+        EXPECT_EQ(c.context.memo->reused, reused + c.unwound.size() - 1) << "depth " << depth;
     }
     return c.unwound;
 }
@@ -154,37 +154,171 @@ TEST_F(FrameWalk, MixedShapes) {
 
 // The frames inside two functions called from one place lie at the same addresses: the walk there
 // starts alike, and only the stack word holding the return address into either tells them apart.
-// The previous walk must not be reused across that difference.
+// The frames inside are left the previous walk's way, and from that word on each walk finds its
+// own caller.
 TEST_F(FrameWalk, SameStackPointerDifferentCallers) {
     Capture c = capture();
     shape_next = shape_optimized;
     c.fallback_is_libunwind = false;
     std::vector<uint64_t> a, b;
     for (int i = 0; i < 6; ++i) {
-        const shape_fn outer = i % 2 ? shape_outer_b : shape_outer_a;
-        outer(8, leaf, &c);
+        const shape_outer outer = i % 2 ? shape_outer_b : shape_outer_a;
+        const unsigned long reused = c.context.memo->reused;
+        outer(0, 8, leaf, &c);
         ASSERT_NE(c.walked_n, kFellBack);
         EXPECT_EQ(c.walked, c.unwound) << "call " << i;
         (i % 2 ? b : a) = c.walked;
+        if (i > 0) {
+            EXPECT_GE(c.context.memo->reused - reused, 9u) << "call " << i; // the shape's frames
+        }
     }
     EXPECT_NE(a, b);
-    EXPECT_EQ(c.context.memo->reused, 0u); // each walk's previous one had the other caller
 }
 
-// Stacks of different depths below one caller: each walk takes the outer frames from the last.
+__attribute__((noipa)) void run_outer(Capture& c, shape_outer outer, int pad) {
+    outer(pad, 6, leaf, &c);
+    __asm__ volatile("" ::: "memory");
+}
+
+// The last walk's frame running `function`: its index, or -1 if none. The return address nearest
+// above the function's start is inside it: the functions after it start further up.
+int frame_in(const WalkMemo& memo, const void* function) {
+    const auto begin = reinterpret_cast<uint64_t>(function);
+    const gpuleak::unwind::WalkRecord& r = memo.records[memo.previous];
+    int found = -1;
+    for (unsigned f = 0; f < r.n; ++f)
+        if (r.ip[f] > begin && r.ip[f] - begin < 4096 &&
+            (found < 0 || r.ip[f] - begin < r.ip[found] - begin))
+            found = static_cast<int>(f);
+    return found;
+}
+
+// That frame's stack pointer; 0 if there is none.
+uint64_t sp_in(const WalkMemo& memo, const void* function) {
+    int f = frame_in(memo, function);
+    return f < 0 ? 0 : memo.records[memo.previous].sp[f];
+}
+
+// A frame at the same stack address with another return address has another rule: here
+// shape_outer_a's (whose CFA is rsp + 520 or so) and shape_outer_padded's (rbp + 16), put at one
+// address by padding the latter's stack. The previous walk's way out of the one must not be taken
+// for the other.
+TEST_F(FrameWalk, SameStackPointerDifferentRules) {
+    Capture c = capture();
+    shape_next = shape_optimized;
+    c.fallback_is_libunwind = false;
+    run_outer(c, shape_outer_a, 0);
+    const uint64_t target = sp_in(*c.context.memo, reinterpret_cast<const void*>(shape_outer_a));
+    ASSERT_NE(target, 0u);
+    int pad = 0;
+    for (int tries = 0; tries < 4; ++tries) {
+        run_outer(c, shape_outer_padded, pad);
+        const uint64_t sp =
+            sp_in(*c.context.memo, reinterpret_cast<const void*>(shape_outer_padded));
+        ASSERT_GE(sp, target) << "shape_outer_a's frame must be the larger";
+        if (sp == target) break;
+        pad += static_cast<int>(sp - target);
+    }
+    for (int i = 0; i < 6; ++i) {
+        const shape_outer outer = i % 2 ? shape_outer_padded : shape_outer_a;
+        run_outer(c, outer, i % 2 ? pad : 0);
+        ASSERT_NE(c.walked_n, kFellBack);
+        EXPECT_EQ(sp_in(*c.context.memo, reinterpret_cast<const void*>(outer)), target)
+            << "call " << i;
+        EXPECT_EQ(c.walked, c.unwound) << "call " << i;
+    }
+}
+
+__attribute__((noipa)) void run_outer_deeper(Capture& c, shape_outer outer, int pad) {
+    volatile char local[256];
+    local[0] = 0;
+    run_outer(c, outer, pad);
+    __asm__ volatile("" ::: "memory");
+    (void)local[0];
+}
+
+// A frame whose rule finds the CFA from rbp, at the same stack address and with the same return
+// address as in the previous walk, but another rbp: shape_outer_padded's, called once directly and
+// once through a deeper caller with less padding, so that its stack pointer is the same and its
+// frame pointer lower. The previous walk's way out of it must not be taken.
+TEST_F(FrameWalk, SameStackPointerAndReturnAddressOtherFramePointer) {
+    Capture c = capture();
+    shape_next = shape_optimized;
+    c.fallback_is_libunwind = false;
+    const auto* padded = reinterpret_cast<const void*>(shape_outer_padded);
+    const WalkMemo& memo = *c.context.memo;
+    auto bp_in_padded = [&] { return memo.records[memo.previous].bp[frame_in(memo, padded)]; };
+    run_outer(c, shape_outer_padded, 1024);
+    const uint64_t target = sp_in(memo, padded);
+    const uint64_t target_bp = bp_in_padded();
+    ASSERT_NE(target, 0u);
+    int pad = 1024;
+    for (int tries = 0; tries < 4; ++tries) {
+        run_outer_deeper(c, shape_outer_padded, pad);
+        const uint64_t sp = sp_in(memo, padded);
+        if (sp == target) break;
+        pad += static_cast<int>(static_cast<int64_t>(sp - target));
+        ASSERT_GE(pad, 0);
+    }
+    for (int i = 0; i < 6; ++i) {
+        if (i % 2)
+            run_outer_deeper(c, shape_outer_padded, pad);
+        else
+            run_outer(c, shape_outer_padded, 1024);
+        ASSERT_NE(c.walked_n, kFellBack);
+        ASSERT_EQ(sp_in(memo, padded), target) << "call " << i;
+        EXPECT_EQ(bp_in_padded() == target_bp, i % 2 == 0) << "call " << i;
+        EXPECT_EQ(c.walked, c.unwound) << "call " << i;
+    }
+}
+
+// A realigned frame (its CFA read from the stack) at the same address, with the same return address
+// and rbp as in the previous walk, but another CFA: called through 16 more bytes of padding, which
+// the realignment to 64 bytes absorbs. The previous walk's CFA must not be taken.
+TEST_F(FrameWalk, RealignedFrameAtTheSameAddressWithAnotherCfa) {
+    Capture c = capture();
+    shape_next = shape_realigned;
+    c.fallback_is_libunwind = false;
+    const WalkMemo& memo = *c.context.memo;
+    // realigned_body's frame, the one just inside shape_realigned's: its stack pointer by pad.
+    const auto* into = reinterpret_cast<const void*>(shape_realigned);
+    std::vector<uint64_t> sp_by_pad;
+    for (int pad = 0; pad < 128; pad += 16) {
+        run_outer(c, shape_outer_padded, pad);
+        sp_by_pad.push_back(memo.records[memo.previous].sp[frame_in(memo, into) - 1]);
+    }
+    int pad = -1;
+    for (size_t i = 0; i + 1 < sp_by_pad.size() && pad < 0; ++i)
+        if (sp_by_pad[i] == sp_by_pad[i + 1]) pad = static_cast<int>(i) * 16;
+    ASSERT_GE(pad, 0) << "no two paddings 16 bytes apart realign to one address";
+    for (int i = 0; i < 6; ++i) {
+        run_outer(c, shape_outer_padded, pad + (i % 2) * 16);
+        ASSERT_NE(c.walked_n, kFellBack);
+        EXPECT_EQ(c.walked, c.unwound) << "call " << i;
+    }
+}
+
+// Stacks of different depths below one caller: each walk leaves the common outer frames the last
+// one's way.
 TEST_F(FrameWalk, DifferentDepthsShareTheOuterFrames) {
     Capture c = capture();
     shape_next = shape_mixed;
     c.fallback_is_libunwind = false;
+    bool first = true;
     for (int depth : {12, 5, 30, 7, 7, 19}) {
+        const unsigned long reused = c.context.memo->reused;
         shape_mixed(depth, leaf, &c);
         ASSERT_NE(c.walked_n, kFellBack) << "depth " << depth;
         EXPECT_EQ(c.walked, c.unwound) << "depth " << depth;
+        // The test's own frames, GoogleTest's and the C library's at least.
+        if (!first) {
+            EXPECT_GE(c.context.memo->reused - reused, 8u) << "depth " << depth;
+        }
+        first = false;
     }
-    EXPECT_EQ(c.context.memo->reused, 5u);
 }
 
-// A walk cut at the maximum is reused only as far as it went.
+// A walk cut at the maximum knows the way out of its frames only as far as it went.
 TEST_F(FrameWalk, TruncatedWalkReusedOnlyAsFarAsItWent) {
     Capture c = capture();
     shape_next = shape_optimized;

@@ -23,10 +23,15 @@ int shape_realigned(int depth, shape_leaf leaf, void* arg);
 int shape_frame_pointer(int depth, shape_leaf leaf, void* arg);
 /* One of the three by depth % 3. */
 int shape_mixed(int depth, shape_leaf leaf, void* arg);
-/* Two functions alike but for their addresses, each calling shape_next(depth, ...): called from
- * one place, the frames inside them lie at the same stack addresses. */
-int shape_outer_a(int depth, shape_leaf leaf, void* arg);
-int shape_outer_b(int depth, shape_leaf leaf, void* arg);
+/* Callers of shape_next(depth, ...), taking `pad`, for tests of frames that lie at the same stack
+ * address under different callers. shape_outer_a and _b (shapes_optimized.c) are alike but for
+ * their addresses, ignore `pad` and keep a 512-byte local; shape_outer_padded
+ * (shapes_frame_pointer.c) moves its stack pointer down by `pad` bytes (alloca) and finds its CFA
+ * from rbp. */
+typedef int (*shape_outer)(int pad, int depth, shape_leaf leaf, void* arg);
+int shape_outer_a(int pad, int depth, shape_leaf leaf, void* arg);
+int shape_outer_b(int pad, int depth, shape_leaf leaf, void* arg);
+int shape_outer_padded(int pad, int depth, shape_leaf leaf, void* arg);
 
 #ifdef __cplusplus
 }

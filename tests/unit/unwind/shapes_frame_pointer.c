@@ -13,3 +13,9 @@ int shape_frame_pointer(int depth, shape_leaf leaf, void* arg) {
     }
     return shape_next(depth - 1, leaf, arg) + scratch[1];
 }
+
+int shape_outer_padded(int pad, int depth, shape_leaf leaf, void* arg) {
+    char* scratch = alloca((size_t)pad);
+    __asm__ volatile("" : : "r"(scratch) : "memory");
+    return shape_next(depth, leaf, arg);
+}

@@ -45,14 +45,18 @@ __attribute__((noinline)) int shape_mixed(int depth, shape_leaf leaf, void* arg)
     return r;
 }
 
-__attribute__((noinline)) int shape_outer_a(int depth, shape_leaf leaf, void* arg) {
+__attribute__((noinline)) int shape_outer_a(int pad, int depth, shape_leaf leaf, void* arg) {
+    volatile char local[512];
+    local[pad & 511] = 1;
     int r = shape_next(depth, leaf, arg);
     __asm__ volatile("" ::: "memory");
-    return r + 1;
+    return r + local[0];
 }
 
-__attribute__((noinline)) int shape_outer_b(int depth, shape_leaf leaf, void* arg) {
+__attribute__((noinline)) int shape_outer_b(int pad, int depth, shape_leaf leaf, void* arg) {
+    volatile char local[512];
+    local[pad & 511] = 2;
     int r = shape_next(depth, leaf, arg);
     __asm__ volatile("" ::: "memory");
-    return r + 2;
+    return r + local[0];
 }
