@@ -102,8 +102,9 @@ int gpuleak_walk_frames(uint64_t* frames, int max, const gpuleak::unwind::WalkCo
         recorded = static_cast<unsigned>(n) + 1;
     };
     // Every stack slot read lies between the frame's stack pointer and the stack's end.
+    auto in_stack = [&](uint64_t at) { return at >= sp && at <= high - sizeof(uint64_t); };
     auto load = [&](uint64_t at, uint64_t& out) {
-        if (at < sp || at > high - sizeof(uint64_t)) [[unlikely]]
+        if (!in_stack(at)) [[unlikely]]
             return false;
         out = word_at(at);
         return true;
@@ -199,7 +200,7 @@ int gpuleak_walk_frames(uint64_t* frames, int max, const gpuleak::unwind::WalkCo
             }
             // The return address, just below the CFA; the CFA above this frame's stack pointer.
             if (cfa < sp + sizeof(uint64_t) || cfa > high) return -1;
-            if (bp_slot && (bp_slot < sp || bp_slot > high - sizeof(uint64_t))) return -1;
+            if (bp_slot && !in_stack(bp_slot)) return -1;
             record(cfa, bp_slot, cfa_slot, uses_bp);
             if (bp_slot) bp = word_at(bp_slot);
         }

@@ -14,7 +14,6 @@ namespace {
 struct Lookup {
     uint64_t pc;
     FrameRule rule = FrameRule::of(FrameRule::Cfa::Unsupported);
-    bool found = false;
 };
 
 // The PT_LOAD segment of `info` that holds `address`, if any.
@@ -35,7 +34,6 @@ int visit(dl_phdr_info* info, size_t, void* data) {
     auto* lookup = static_cast<Lookup*>(data);
     Span code;
     if (!segment_holding(info, lookup->pc, code)) return 0;
-    lookup->found = true;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
         const ElfW(Phdr)& ph = info->dlpi_phdr[i];
         if (ph.p_type != PT_GNU_EH_FRAME) continue;
