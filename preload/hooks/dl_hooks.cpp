@@ -1,4 +1,4 @@
-// The C halves of the dlsym and dlopen entry points in dl_trampolines.S.
+// The C halves of the dlsym and dlopen entry points in dl_trampolines.S, and dlclose.
 #include <dlfcn.h>
 
 #include <atomic>
@@ -7,12 +7,26 @@
 #include "hooks/driver_impls.h"
 #include "hooks/real_symbols.h"
 #include "hooks/runtime_hooks.h"
+#include "recorder/unwinder.h"
 #include "session/config.h"
 #include "support/log.h"
 
 namespace {
 using DlopenFn = void* (*)(const char*, int);
+using DlcloseFn = int (*)(void*);
+
+DlcloseFn real_dlclose() {
+    static std::atomic<DlcloseFn> real{nullptr};
+    DlcloseFn fn = real.load(std::memory_order_acquire);
+    if (fn) return fn;
+    for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
+        fn = reinterpret_cast<DlcloseFn>(dlvsym(RTLD_NEXT, "dlclose", version));
+        if (fn) break;
+    }
+    real.store(fn, std::memory_order_release);
+    return fn;
 }
+} // namespace
 
 extern "C" {
 
@@ -59,6 +73,18 @@ __attribute__((visibility("hidden"))) int gpuleak_dlopen_flags(int flags) {
         flags &= ~RTLD_DEEPBIND;
     }
     return flags;
+}
+
+// A library unloaded here may be replaced by another at the same addresses before the writer
+// thread's next module check: the threads' cached frame rules are dropped now, so no walk reads a
+// new library's frames with the old one's rules. dlclose does not depend on its caller, so a C
+// wrapper is enough.
+__attribute__((visibility("default"))) int dlclose(void* handle) {
+    DlcloseFn fn = real_dlclose();
+    if (!fn) return -1;
+    int rc = fn(handle);
+    gpuleak::unwinder::modules_changed();
+    return rc;
 }
 
 } // extern "C"

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+
 #include "hooks/real_symbols.h"
 #include "session/config.h"
 #include "support/log.h"
@@ -15,8 +17,13 @@ __thread unwind::WalkContext t_walk __attribute__((tls_model("initial-exec")));
 namespace {
 
 using SetCachingFn = int (*)(void*, int);
+using FlushCacheFn = void (*)(void*, uint64_t, uint64_t);
 constexpr int kUnwCachePerThread = 2; // UNW_CACHE_PER_THREAD
 bool g_loaded = false;
+// unw_flush_cache and libunwind's local address space: libunwind keeps what it read of a module's
+// tables by address until told that modules changed (it does not look for itself).
+std::atomic<FlushCacheFn> g_flush_cache{nullptr};
+void* g_local_space = nullptr;
 
 } // namespace
 
@@ -41,6 +48,12 @@ bool init() {
     // Per-thread caches: unwinding never takes a lock shared with other threads.
     if (set_caching && local_space)
         set_caching(*static_cast<void**>(local_space), kUnwCachePerThread);
+    if (local_space) {
+        g_local_space = *static_cast<void**>(local_space);
+        // One function for every address space, the local one included.
+        g_flush_cache.store(reinterpret_cast<FlushCacheFn>(dl(lib, "_Ux86_64_flush_cache")),
+                            std::memory_order_release);
+    }
     void* prime[8];
     bt(prime, 8);
     gpuleak_unwind_fallback = bt;
@@ -62,6 +75,8 @@ void attach_thread(unwind::RuleCache* cache, unwind::WalkMemo* memo) {
 
 void modules_changed() {
     unwind::invalidate_rule_caches();
+    if (FlushCacheFn flush = g_flush_cache.load(std::memory_order_acquire))
+        flush(g_local_space, 0, 0);
 }
 
 } // namespace gpuleak::unwinder

@@ -21,7 +21,8 @@ bool init();
 // backtrace.
 void attach_thread(unwind::RuleCache* cache, unwind::WalkMemo* memo);
 
-// Modules were loaded or unloaded: every thread's cached rules are dropped.
+// Modules were loaded or unloaded: every thread's cached rules, and libunwind's, are dropped.
+// Called by the dlclose hook and by the writer thread's module check.
 void modules_changed();
 
 namespace detail {

@@ -12,10 +12,10 @@ int main() {
     GPULEAK_DRIVER_HOOKS(GPULEAK_PRINT)
     GPULEAK_RUNTIME_HOOKS(GPULEAK_PRINT)
 #undef GPULEAK_PRINT
-    // dl_trampolines.S, runtime_hooks.cpp's entry-point queries, the marker API, the NVTX
-    // injection.
+    // dl_trampolines.S and dl_hooks.cpp, runtime_hooks.cpp's entry-point queries, the marker API,
+    // the NVTX injection.
     for (const char* name :
-         {"dlsym", "dlopen", "cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint_ptsz",
+         {"dlsym", "dlopen", "dlclose", "cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint_ptsz",
           "cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPointByVersion_ptsz",
           "gpuleak_mark_iteration", "InitializeInjectionNvtx2"})
         std::puts(name);
