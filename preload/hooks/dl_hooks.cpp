@@ -23,6 +23,9 @@ DlcloseFn real_dlclose() {
         fn = reinterpret_cast<DlcloseFn>(dlvsym(RTLD_NEXT, "dlclose", version));
         if (fn) break;
     }
+    if (!fn)
+        if (auto dl = gpuleak::hooks::real_dlsym())
+            fn = reinterpret_cast<DlcloseFn>(dl(RTLD_NEXT, "dlclose"));
     real.store(fn, std::memory_order_release);
     return fn;
 }
