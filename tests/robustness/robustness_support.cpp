@@ -21,7 +21,13 @@ namespace gpuleak::robustness {
 namespace fs = std::filesystem;
 
 std::string program(const std::string& name) {
-    return std::string(GPULEAK_ROBUSTNESS_BIN_DIR) + "/" + name;
+    // Appended, not string + "/" + name: GCC 12 sees an out-of-bounds copy in the latter where this
+    // file is compiled as position-independent executable code (a false -Warray-bounds, GCC bug
+    // 105329).
+    std::string path = GPULEAK_ROBUSTNESS_BIN_DIR;
+    path += '/';
+    path += name;
+    return path;
 }
 
 namespace {
