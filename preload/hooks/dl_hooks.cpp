@@ -19,10 +19,7 @@ DlcloseFn real_dlclose() {
     static std::atomic<DlcloseFn> real{nullptr};
     DlcloseFn fn = real.load(std::memory_order_acquire);
     if (fn) return fn;
-    for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
-        fn = reinterpret_cast<DlcloseFn>(dlvsym(RTLD_NEXT, "dlclose", version));
-        if (fn) break;
-    }
+    fn = reinterpret_cast<DlcloseFn>(gpuleak::hooks::next_glibc_symbol("dlclose"));
     if (!fn)
         if (auto dl = gpuleak::hooks::real_dlsym())
             fn = reinterpret_cast<DlcloseFn>(dl(RTLD_NEXT, "dlclose"));
@@ -59,11 +56,7 @@ __attribute__((visibility("hidden"))) int gpuleak_dlsym_default_hidden(const cha
 
 __attribute__((visibility("hidden"))) int gpuleak_dlopen_flags(int flags) {
     if (!gpuleak_real_dlopen.load(std::memory_order_acquire)) {
-        DlopenFn fn = nullptr;
-        for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
-            fn = reinterpret_cast<DlopenFn>(dlvsym(RTLD_NEXT, "dlopen", version));
-            if (fn) break;
-        }
+        auto fn = reinterpret_cast<DlopenFn>(gpuleak::hooks::next_glibc_symbol("dlopen"));
         gpuleak_real_dlopen.store(fn, std::memory_order_release);
     }
     // RTLD_DEEPBIND makes a library bind to its own dependencies first, bypassing every hook

@@ -35,13 +35,15 @@ __attribute__((visibility("hidden"))) std::atomic<DlsymFn> gpuleak_real_dlsym{nu
 extern "C" __attribute__((visibility("hidden"))) DlsymFn gpuleak_resolve_real_dlsym() {
     DlsymFn fn = gpuleak_real_dlsym.load(std::memory_order_acquire);
     if (fn) return fn;
-    // dlvsym is not hooked. Newer glibc first, then the x86-64 and aarch64 baselines.
-    for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
-        fn = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", version));
-        if (fn) break;
-    }
+    fn = reinterpret_cast<DlsymFn>(gpuleak::hooks::next_glibc_symbol("dlsym"));
     gpuleak_real_dlsym.store(fn, std::memory_order_release);
     return fn;
+}
+
+void* next_glibc_symbol(const char* name) {
+    for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"})
+        if (void* p = dlvsym(RTLD_NEXT, name, version)) return p;
+    return nullptr;
 }
 
 DlsymFn real_dlsym() {

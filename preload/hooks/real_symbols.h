@@ -9,6 +9,11 @@ using DlsymFn = void* (*)(void*, const char*);
 // glibc's dlsym, found with dlvsym (pitfall 4: __libc_dlsym and _dl_sym are gone).
 DlsymFn real_dlsym();
 
+// glibc's definition of `name` after libgpuleak, by dlvsym (not hooked) under each version that
+// named glibc's dl functions: newer glibc first, then the x86-64 and aarch64 baselines. nullptr if
+// none does.
+void* next_glibc_symbol(const char* name);
+
 // The definition of `name` that our export hides: the next one after libgpuleak in the global
 // scope, else the first loaded object (in load order, not us) whose soname starts with
 // `library_prefix` ("libcuda.so", "libcudart"). nullptr if none is loaded.

@@ -4,7 +4,6 @@
  * different size: a walk that reads library b's frame with library a's rule finds a wrong return
  * address. Built without frame pointers, so only the unwind tables say where the caller is. */
 #include <cuda.h>
-#include <string.h>
 
 #ifndef SWAP_FRAME_BYTES
 #error "SWAP_FRAME_BYTES must be defined"
