@@ -61,7 +61,7 @@ ReadBack read_back(const std::vector<uint8_t>& bytes) {
     EXPECT_TRUE(f.open_memory(bytes)) << f.error();
     f.index_blocks();
     out.damage = f.damage();
-    out.blocks = f.blocks();
+    out.blocks.assign(f.blocks().begin(), f.blocks().end());
     for (const BlockRef& b : out.blocks) {
         std::vector<uint8_t> payload;
         EXPECT_TRUE(f.load(b, payload)) << f.error();

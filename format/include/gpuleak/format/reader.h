@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -126,7 +127,7 @@ public:
     bool open_memory(std::vector<uint8_t> bytes);
     // Reads every block header, verifying checksums, up to the first damaged block.
     void index_blocks();
-    const std::vector<BlockRef>& blocks() const { return blocks_; }
+    const std::deque<BlockRef>& blocks() const { return blocks_; }
     // Set when the file ends with damaged or incomplete data: what was wrong and at which offset.
     const std::string& damage() const { return damage_; }
     const std::string& error() const { return error_; }
@@ -147,7 +148,10 @@ private:
     uint64_t file_size_ = 0;
     uint32_t header_size_ = 0;
     uint32_t version_ = 0;
-    std::vector<BlockRef> blocks_;
+    // One entry per block, so it grows with the trace (48 bytes per 64 KiB of records): a deque,
+    // which grows without copying itself, where a vector holds up to three times its entries while
+    // it does. The merge keeps pointers into it.
+    std::deque<BlockRef> blocks_;
     std::vector<uint8_t> scratch_;
     std::string damage_;
     std::string error_;
