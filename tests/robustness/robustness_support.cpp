@@ -21,9 +21,9 @@ namespace gpuleak::robustness {
 namespace fs = std::filesystem;
 
 std::string program(const std::string& name) {
-    // Appended, not string + "/" + name: GCC 12 sees an out-of-bounds copy in the latter where this
-    // file is compiled as position-independent executable code (a false -Warray-bounds, GCC bug
-    // 105329).
+    // Appended, not string + "/" + name: GCC 12, at -O1 and without -fPIC (as the test drivers are
+    // built, to share their precompiled header), reports an out-of-bounds copy in the latter (a
+    // false -Warray-bounds).
     std::string path = GPULEAK_ROBUSTNESS_BIN_DIR;
     path += '/';
     path += name;
