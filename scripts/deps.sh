@@ -8,7 +8,7 @@
 # Without one CMake prints which tests it skips.
 set -euo pipefail
 
-gpuleak_packages=(cmake g++ make pkg-config libunwind-dev libspdlog-dev libfmt-dev libdw-dev libelf-dev
+gpuleak_packages=(cmake g++ make pkg-config libunwind-dev libdw-dev libelf-dev
                   libzstd-dev libcli11-dev nlohmann-json3-dev libgtest-dev python3 clang libclang-rt-14-dev
                   clang-format zlib1g-dev
                   chromium golang-go) # readers of the exports in tests/exports: the HTML report, pprof

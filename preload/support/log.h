@@ -1,10 +1,9 @@
 // The preload's few diagnostics, printed as "gpuleak: <message>" on stderr.
 //
 // Callers see only this header: the arguments are erased into a handful of plain types and
-// formatted in log.cpp, the one file that includes spdlog and fmt. Both are compiled header-only
-// into libgpuleak.so with hidden visibility, so they can never bind to (or be bound by) an
-// application's own copies; kept out of every other file, they are compiled once rather than in
-// each file that logs (they were a third of the preload's build time under ASan).
+// formatted in log.cpp, which builds each line on the stack and writes it with one write(2): no
+// logging library inside the application's process (spdlog and fmt were, header-only, and their
+// one file was the slowest compile of the project), no heap, no lock, errno left as it was.
 #pragma once
 
 #include <concepts>
