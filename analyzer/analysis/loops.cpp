@@ -335,6 +335,12 @@ int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) 
     return -1;
 }
 
+bool Loops::pooled(uint32_t thread) const {
+    for (const Loop& l : loops)
+        if (l.source == "inferred" && l.thread == thread) return false;
+    return true;
+}
+
 int64_t Loops::main_loop() const {
     // Marked iterations are the user's own word for what an iteration is.
     int64_t best = -1;
@@ -446,6 +452,18 @@ struct LoopPass::State {
             add_marked("markers", name, std::move(starts));
         for (size_t i = 0; i < options.site_locations.size(); ++i)
             add_marked("site", options.site_locations[i], std::move(site_starts[i]));
+        // For a thread without loops: the inferred loop whose span holds `ts`, the one with most
+        // allocations where several do.
+        auto loop_of_another_thread = [&](uint64_t ts) {
+            int64_t best = -1;
+            for (size_t i = 0; i < inferred; ++i) {
+                const Loop& l = out.loops[i];
+                if (ts < l.starts.front() || ts > l.end_ts) continue;
+                if (best < 0 || l.allocations > out.loops[best].allocations)
+                    best = static_cast<int64_t>(i);
+            }
+            return best;
+        };
         for (uint64_t key : order) {
             const SiteThread& st = seen[key];
             // A marked loop whose span holds the first allocation; the finer one if several do.
@@ -457,6 +475,7 @@ struct LoopPass::State {
                     loop = static_cast<int64_t>(i);
             }
             if (loop < 0) loop = finder.loop_of(st.thread, sites.site(st.site).path);
+            if (loop < 0 && out.pooled(st.thread)) loop = loop_of_another_thread(st.first_ts);
             if (loop >= 0) out.by_site_thread[key] = static_cast<uint32_t>(loop);
             if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
                 out.loops[loop].allocations += st.allocations;

@@ -26,6 +26,12 @@
 // passing through that line). They span every thread; a site whose first allocation falls between
 // the start of a marked loop's first iteration and the end of its last (as long as its typical
 // iteration) belongs to it, to the one with more iterations where marked loops nest.
+//
+// A thread without a loop of its own (one started per iteration, a pool's worker whose loop is
+// library code) is timed by the loops of the others: its site belongs to the loop, of another
+// thread, whose span holds its first allocation (the one with most allocations where several do),
+// and all such threads' allocations of a site are counted together in that loop, so that a buffer
+// kept by each of many short threads grows per iteration as it does in the program.
 #pragma once
 
 #include <cstdint>
@@ -106,6 +112,9 @@ struct Loops {
         auto it = by_site_thread.find(uint64_t{site} << 32 | thread);
         return it == by_site_thread.end() ? int64_t{-1} : int64_t{it->second};
     }
+    // No inferred loop runs on `thread`: its allocations of a site are counted together with
+    // those of every other such thread, per loop (see above).
+    bool pooled(uint32_t thread) const;
     // The marked loop, else the loop, holding most allocations (the program's main loop); -1 if
     // none.
     int64_t main_loop() const;

@@ -128,6 +128,28 @@ TEST(Verdicts, CleanLoopHasNoFalseLeak) {
     }
 }
 
+// A thread started and joined in every iteration has no loop of its own: its sites are timed by
+// the main loop, and all those threads' allocations of a site are counted together, so that one
+// buffer kept by each of them is the leak it is in the program.
+TEST(Verdicts, LeakInAThreadStartedPerIteration) {
+    Json rep = scenario("thread_per_iteration");
+    EXPECT_EQ(leaks(rep), std::vector<std::string>{"thread_result"}) << rep["sites"].dump(1);
+    const Json& kept = site(rep, "thread_result");
+    EXPECT_EQ(kept["loop"], rep["iterations"]["loop"]);
+    expect_rate(kept, 600000);
+    EXPECT_EQ(kept["outlived_iteration"], 30);
+    // Freed inside the thread that made it: within the iteration, even the last one's, which is
+    // freed after the program's last allocation.
+    EXPECT_EQ(site(rep, "thread_scratch")["verdict"], "transient") << rep["sites"].dump(1);
+}
+
+TEST(Verdicts, BoundedResultsOfThreadsStartedPerIterationAreRetained) {
+    Json rep = scenario("thread_per_iteration_bounded");
+    EXPECT_TRUE(leaks(rep).empty()) << rep["sites"].dump(1);
+    EXPECT_EQ(site(rep, "thread_result")["verdict"], "retained") << rep["sites"].dump(1);
+    EXPECT_EQ(site(rep, "thread_scratch")["verdict"], "transient") << rep["sites"].dump(1);
+}
+
 TEST(Verdicts, WarmupSkipsTheFirstIterations) {
     Json rep = scenario("caching_growth", {"--warmup", "5"});
     EXPECT_EQ(rep["iterations"]["warmup"], 5);

@@ -20,12 +20,17 @@
 //   segment for a
 //                         rare large batch (iteration 20), kept caching-allocator hint
 //   clean                 everything freed each iteration                           transient only
+//   thread_per_iteration  a thread started and joined per iteration: thread_scratch 300000 B
+//                         freed in it (transient), thread_result 600000 B kept (leak, 600000
+//                         B/iter)
+//   thread_per_iteration_bounded  the same, each result freed in the next iteration (retained)
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <thread>
 #include <vector>
 
 #define NOINLINE __attribute__((noinline))
@@ -99,6 +104,12 @@ NOINLINE void* activation_train() {
 NOINLINE void* activation_eval() {
     return MUST_ALLOC(10000000);
 }
+NOINLINE void* thread_scratch() {
+    return MUST_ALLOC(300000);
+}
+NOINLINE void* thread_result() {
+    return MUST_ALLOC(600000);
+}
 
 // One loop iteration's fixed part: the sites that allocate exactly once per iteration.
 NOINLINE void iteration_body() {
@@ -129,7 +140,24 @@ NOINLINE void evaluate(int batches) {
     }
 }
 
+// A thread's whole life, started once per iteration: it has no loop of its own.
+NOINLINE void* thread_job() {
+    void* scratch = thread_scratch();
+    void* result = thread_result();
+    cudaFree(scratch);
+    return result;
+}
+
 } // extern "C"
+
+namespace {
+void* run_in_a_thread() {
+    void* result = nullptr;
+    std::thread worker([&] { result = thread_job(); });
+    worker.join();
+    return result;
+}
+} // namespace
 
 namespace c10::cuda::CUDACachingAllocator {
 NOINLINE void* malloc(size_t n) {
@@ -225,6 +253,18 @@ int main(int argc, char** argv) {
             if (i == 20)
                 g_kept.push_back(malloc(20 << 20)); // one rare large batch: a segment kept for good
         }
+    } else if (is("thread_per_iteration")) {
+        for (int i = 0; i < n; ++i)
+            iteration_body(), g_kept.push_back(run_in_a_thread());
+    } else if (is("thread_per_iteration_bounded")) {
+        void* previous = nullptr;
+        for (int i = 0; i < n; ++i) {
+            iteration_body();
+            void* result = run_in_a_thread();
+            if (previous) cudaFree(previous);
+            previous = result;
+        }
+        cudaFree(previous);
     } else if (is("clean")) {
         for (int i = 0; i < n; ++i)
             iteration_body();

@@ -19,13 +19,21 @@ uint32_t LoopLifetimes::iteration(int64_t loop) const {
 uint32_t LoopLifetimes::slot(uint32_t site, uint32_t thread) {
     uint64_t key = uint64_t{site} << 32 | thread;
     auto [it, fresh] = slots_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
-    if (fresh) {
-        SiteLoopStats p;
-        p.site = site;
-        p.thread = thread;
-        p.loop = loops_.loop_of(site, thread);
-        pairs_.push_back(std::move(p));
+    if (!fresh) return it->second;
+    int64_t loop = loops_.loop_of(site, thread);
+    if (loop >= 0 && loops_.pooled(thread)) {
+        // Threads without loops of their own share one pair per site and loop.
+        uint64_t pool_key = uint64_t{site} << 32 | static_cast<uint32_t>(loop);
+        auto [pool, fresh_pool] = pooled_slots_.try_emplace(pool_key, it->second);
+        it->second = pool->second;
+        if (!fresh_pool) return it->second;
+        thread = kPooledThreads;
     }
+    SiteLoopStats p;
+    p.site = site;
+    p.thread = thread;
+    p.loop = loop;
+    pairs_.push_back(std::move(p));
     return it->second;
 }
 

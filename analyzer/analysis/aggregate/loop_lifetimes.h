@@ -13,10 +13,14 @@
 
 namespace gpuleak::analyzer {
 
+// SiteLoopStats::thread of the pair that counts a site's allocations by every thread without
+// loops of its own (analysis/loops.h).
+inline constexpr uint32_t kPooledThreads = ~0u;
+
 struct SiteLoopStats {
     uint32_t site = 0;
-    int64_t loop = -1; // -1: allocations made outside every loop
-    uint32_t thread = 0;
+    int64_t loop = -1;   // -1: allocations made outside every loop
+    uint32_t thread = 0; // kPooledThreads: every thread without loops
     uint64_t allocations = 0;
     uint64_t live_count = 0, live_bytes = 0;
     int64_t first_iteration = -1;
@@ -52,6 +56,7 @@ private:
     const Loops& loops_;
     std::vector<SiteLoopStats> pairs_;
     std::unordered_map<uint64_t, uint32_t> slots_; // (site << 32 | thread) -> index in pairs_
+    std::unordered_map<uint64_t, uint32_t> pooled_slots_; // (site << 32 | loop) -> index in pairs_
     // Per loop: the next start to cross (iteration = starts crossed), whether its end was crossed,
     // and the pairs changed since its last boundary.
     std::vector<uint32_t> crossed_;
