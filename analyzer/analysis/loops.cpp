@@ -335,6 +335,12 @@ int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) 
     return -1;
 }
 
+bool Loops::pooled(uint32_t thread) const {
+    for (const Loop& l : loops)
+        if (l.source == "inferred" && l.thread == thread) return false;
+    return true;
+}
+
 int64_t Loops::main_loop() const {
     // Marked iterations are the user's own word for what an iteration is.
     int64_t best = -1;
@@ -382,13 +388,6 @@ struct LoopPass::State {
     std::vector<std::vector<int8_t>> passes;
     std::unordered_map<uint64_t, SiteThread> seen;
     std::vector<uint64_t> order; // site-thread keys in order of first allocation
-    // The time of each thread's last event, noted when another thread's event comes.
-    std::unordered_map<uint32_t, uint64_t> lane_end;
-    uint32_t lane = ~0u;
-
-    void note_lane_end() {
-        if (lane != ~0u) lane_end[lane] = out.end_ts;
-    }
 
     State(LoadedTrace& t, SiteTable& s, const LoopOptions& o, bool check)
         : trace(t), sites(s), options(o), finder(s.calls()), cache(t, s, check),
@@ -397,10 +396,6 @@ struct LoopPass::State {
     }
 
     void on_event(const Event& e) {
-        if (e.lane != lane) {
-            note_lane_end(); // out.end_ts is still the previous event's
-            lane = e.lane;
-        }
         out.end_ts = e.record->ts;
         if (e.record->tag != format::Tag::Alloc) return;
         uint64_t ts = e.record->ts;
@@ -421,7 +416,6 @@ struct LoopPass::State {
     }
 
     Loops finish() {
-        note_lane_end();
         out.markers = trace.markers.size();
         out.loops = finder.finish(out.end_ts);
         // A loop still running when the program's last allocation came ends there: what follows
@@ -458,21 +452,15 @@ struct LoopPass::State {
             add_marked("markers", name, std::move(starts));
         for (size_t i = 0; i < options.site_locations.size(); ++i)
             add_marked("site", options.site_locations[i], std::move(site_starts[i]));
-        // For a site outside every loop of its thread: an inferred loop of another thread whose
-        // span holds `ts`. Preferred, in order: one whose thread still had events to come (the
-        // loop of a thread that ended inside it seems to last until the teardown), then the one
-        // that started first (the enclosing one, such as the loop that starts the threads, rather
-        // than a sibling thread's), then the one with most allocations.
-        auto loop_of_another_thread = [&](uint64_t ts, uint32_t thread) {
+        // For a thread without loops: the inferred loop whose span holds `ts`, the one with most
+        // allocations where several do.
+        auto loop_of_another_thread = [&](uint64_t ts) {
             int64_t best = -1;
-            auto rank = [&](const Loop& l) {
-                bool gone = lane_end[static_cast<uint32_t>(l.thread)] < ts;
-                return std::make_tuple(gone, l.starts.front(), ~l.allocations);
-            };
             for (size_t i = 0; i < inferred; ++i) {
                 const Loop& l = out.loops[i];
-                if (l.thread == thread || ts < l.starts.front() || ts > l.end_ts) continue;
-                if (best < 0 || rank(l) < rank(out.loops[best])) best = static_cast<int64_t>(i);
+                if (ts < l.starts.front() || ts > l.end_ts) continue;
+                if (best < 0 || l.allocations > out.loops[best].allocations)
+                    best = static_cast<int64_t>(i);
             }
             return best;
         };
@@ -486,11 +474,9 @@ struct LoopPass::State {
                 if (loop < 0 || l.iterations() > out.loops[loop].iterations())
                     loop = static_cast<int64_t>(i);
             }
-            int64_t own = finder.loop_of(st.thread, sites.site(st.site).path);
-            if (loop < 0) loop = own;
-            if (loop < 0) loop = loop_of_another_thread(st.first_ts, st.thread);
+            if (loop < 0) loop = finder.loop_of(st.thread, sites.site(st.site).path);
+            if (loop < 0 && out.pooled(st.thread)) loop = loop_of_another_thread(st.first_ts);
             if (loop >= 0) out.by_site_thread[key] = static_cast<uint32_t>(loop);
-            if (loop >= 0 && own < 0) out.pooled_pairs.insert(key);
             if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
                 out.loops[loop].allocations += st.allocations;
         }

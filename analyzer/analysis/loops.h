@@ -27,19 +27,16 @@
 // the start of a marked loop's first iteration and the end of its last (as long as its typical
 // iteration) belongs to it, to the one with more iterations where marked loops nest.
 //
-// A site outside every loop of its thread (a thread started per iteration or per epoch, a pool's
-// worker whose loop is library code, a worker's setup before its loop) is timed by the loops of the
-// others: it belongs to a loop of another thread that was running at its first allocation (where
-// several were, one whose thread had not ended, then the one that started first: the loop that
-// starts the threads rather than a sibling's), and what every thread allocates there outside its
-// own loops is counted together, so that a buffer kept by each of many short threads grows per
-// iteration as it does in the program.
+// A thread without a loop of its own (one started per iteration, a pool's worker whose loop is
+// library code) is timed by the loops of the others: its site belongs to the loop, of another
+// thread, whose span holds its first allocation (the one with most allocations where several do),
+// and all such threads' allocations of a site are counted together in that loop, so that a buffer
+// kept by each of many short threads grows per iteration as it does in the program.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "model/call_tree.h"
@@ -115,12 +112,9 @@ struct Loops {
         auto it = by_site_thread.find(uint64_t{site} << 32 | thread);
         return it == by_site_thread.end() ? int64_t{-1} : int64_t{it->second};
     }
-    // The pairs (same keys) that are outside every loop of their thread yet have a loop, marked
-    // or another thread's: counted together per site and loop, whatever the thread (see above).
-    std::unordered_set<uint64_t> pooled_pairs;
-    bool pooled(uint32_t site, uint32_t thread) const {
-        return pooled_pairs.count(uint64_t{site} << 32 | thread) != 0;
-    }
+    // No inferred loop runs on `thread`: its allocations of a site are counted together with
+    // those of every other such thread, per loop (see above).
+    bool pooled(uint32_t thread) const;
     // The marked loop, else the loop, holding most allocations (the program's main loop); -1 if
     // none.
     int64_t main_loop() const;

@@ -150,26 +150,6 @@ TEST(Verdicts, BoundedResultsOfThreadsStartedPerIterationAreRetained) {
     EXPECT_EQ(site(rep, "thread_scratch")["verdict"], "transient") << rep["sites"].dump(1);
 }
 
-// Workers started in every epoch, each with a loop of its own and a replica allocated before it:
-// the replicas are outside the workers' loops, so they are timed by the epoch loop that starts
-// the workers (not by a sibling worker's loop, nor by the first worker's loop, which would seem
-// to last until the teardown), and counted together.
-TEST(Verdicts, ReplicasKeptByWorkersStartedPerEpochLeak) {
-    Json rep = scenario("workers_per_epoch");
-    EXPECT_EQ(leaks(rep), std::vector<std::string>{"worker_replica"}) << rep["sites"].dump(1);
-    const Json& kept = site(rep, "worker_replica");
-    EXPECT_EQ(kept["loop"], site(rep, "copy_input")["loop"]) << rep["loops"].dump(1);
-    expect_rate(kept, 3 * 400000);
-    EXPECT_EQ(site(rep, "worker_batch")["verdict"], "transient");
-    EXPECT_EQ(site(rep, "worker_batch")["loop_threads"], 15);
-}
-
-TEST(Verdicts, ReplicasFreedByWorkersStartedPerEpochAreTransient) {
-    Json rep = scenario("workers_per_epoch_freed");
-    EXPECT_TRUE(leaks(rep).empty()) << rep["sites"].dump(1);
-    EXPECT_EQ(site(rep, "worker_replica")["verdict"], "transient") << rep["sites"].dump(1);
-}
-
 TEST(Verdicts, WarmupSkipsTheFirstIterations) {
     Json rep = scenario("caching_growth", {"--warmup", "5"});
     EXPECT_EQ(rep["iterations"]["warmup"], 5);

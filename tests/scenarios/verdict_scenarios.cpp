@@ -24,9 +24,6 @@
 //                         freed in it (transient), thread_result 600000 B kept (leak, 600000
 //                         B/iter)
 //   thread_per_iteration_bounded  the same, each result freed in the next iteration (retained)
-//   workers_per_epoch     5 epochs, each starting 3 workers that allocate worker_replica 400000 B
-//                         (kept: leak, 1200000 B/epoch), then loop over 10 transient batches
-//   workers_per_epoch_freed  the same, each worker freeing its replica as it ends (transient)
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -113,12 +110,6 @@ NOINLINE void* thread_scratch() {
 NOINLINE void* thread_result() {
     return MUST_ALLOC(600000);
 }
-NOINLINE void* worker_replica() {
-    return MUST_ALLOC(400000);
-}
-NOINLINE void* worker_batch() {
-    return MUST_ALLOC(200000);
-}
 
 // One loop iteration's fixed part: the sites that allocate exactly once per iteration.
 NOINLINE void iteration_body() {
@@ -157,27 +148,9 @@ NOINLINE void* thread_job() {
     return result;
 }
 
-// A worker with a loop of its own, and a replica of the model allocated before it.
-NOINLINE void* worker_main() {
-    void* replica = worker_replica();
-    for (int b = 0; b < 10; ++b)
-        cudaFree(worker_batch());
-    return replica;
-}
-
 } // extern "C"
 
 namespace {
-std::vector<void*> run_workers(int count) {
-    std::vector<void*> replicas(count);
-    std::vector<std::thread> workers;
-    for (int k = 0; k < count; ++k)
-        workers.emplace_back([&replicas, k] { replicas[k] = worker_main(); });
-    for (auto& w : workers)
-        w.join();
-    return replicas;
-}
-
 void* run_in_a_thread() {
     void* result = nullptr;
     std::thread worker([&] { result = thread_job(); });
@@ -292,16 +265,6 @@ int main(int argc, char** argv) {
             previous = result;
         }
         cudaFree(previous);
-    } else if (is("workers_per_epoch") || is("workers_per_epoch_freed")) {
-        for (int epoch = 0; epoch < 5; ++epoch) {
-            iteration_body();
-            for (void* replica : run_workers(3)) {
-                if (is("workers_per_epoch"))
-                    g_kept.push_back(replica);
-                else
-                    cudaFree(replica);
-            }
-        }
     } else if (is("clean")) {
         for (int i = 0; i < n; ++i)
             iteration_body();

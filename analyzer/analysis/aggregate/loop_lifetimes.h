@@ -13,14 +13,14 @@
 
 namespace gpuleak::analyzer {
 
-// SiteLoopStats::thread of the pair that counts a site's allocations made outside their thread's
-// own loops (Loops::pooled_pairs).
+// SiteLoopStats::thread of the pair that counts a site's allocations by every thread without
+// loops of its own (analysis/loops.h).
 inline constexpr uint32_t kPooledThreads = ~0u;
 
 struct SiteLoopStats {
     uint32_t site = 0;
     int64_t loop = -1;   // -1: allocations made outside every loop
-    uint32_t thread = 0; // kPooledThreads: threads outside their own loops
+    uint32_t thread = 0; // kPooledThreads: every thread without loops
     uint64_t allocations = 0;
     uint64_t live_count = 0, live_bytes = 0;
     int64_t first_iteration = -1;
