@@ -337,7 +337,7 @@ int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) 
 
 bool Loops::pooled(uint32_t thread) const {
     for (const Loop& l : loops)
-        if (l.source == "inferred" && l.thread == thread) return false;
+        if (l.thread == thread && l.source == "inferred") return false;
     return true;
 }
 
@@ -452,30 +452,28 @@ struct LoopPass::State {
             add_marked("markers", name, std::move(starts));
         for (size_t i = 0; i < options.site_locations.size(); ++i)
             add_marked("site", options.site_locations[i], std::move(site_starts[i]));
-        // For a thread without loops: the inferred loop whose span holds `ts`, the one with most
-        // allocations where several do.
-        auto loop_of_another_thread = [&](uint64_t ts) {
+        // Of the loops [from, to), the one whose span holds `ts` with the largest `key`, the first
+        // of those tied; -1 if none holds it.
+        auto spanning = [&](size_t from, size_t to, uint64_t ts, auto key) {
             int64_t best = -1;
-            for (size_t i = 0; i < inferred; ++i) {
+            for (size_t i = from; i < to; ++i) {
                 const Loop& l = out.loops[i];
                 if (ts < l.starts.front() || ts > l.end_ts) continue;
-                if (best < 0 || l.allocations > out.loops[best].allocations)
-                    best = static_cast<int64_t>(i);
+                if (best < 0 || key(l) > key(out.loops[best])) best = static_cast<int64_t>(i);
             }
             return best;
         };
+        auto iterations = [](const Loop& l) { return l.iterations(); };
+        auto allocations = [](const Loop& l) { return l.allocations; };
         for (uint64_t key : order) {
             const SiteThread& st = seen[key];
             // A marked loop whose span holds the first allocation; the finer one if several do.
-            int64_t loop = -1;
-            for (size_t i = inferred; i < out.loops.size(); ++i) {
-                const Loop& l = out.loops[i];
-                if (st.first_ts < l.starts.front() || st.first_ts > l.end_ts) continue;
-                if (loop < 0 || l.iterations() > out.loops[loop].iterations())
-                    loop = static_cast<int64_t>(i);
-            }
+            int64_t loop = spanning(inferred, out.loops.size(), st.first_ts, iterations);
             if (loop < 0) loop = finder.loop_of(st.thread, sites.site(st.site).path);
-            if (loop < 0 && out.pooled(st.thread)) loop = loop_of_another_thread(st.first_ts);
+            // A thread without loops: the inferred loop (of another thread) whose span holds its
+            // first allocation, the one with most allocations where several do.
+            if (loop < 0 && out.pooled(st.thread))
+                loop = spanning(0, inferred, st.first_ts, allocations);
             if (loop >= 0) out.by_site_thread[key] = static_cast<uint32_t>(loop);
             if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
                 out.loops[loop].allocations += st.allocations;
