@@ -4,9 +4,11 @@
 #include <cstring>
 #include <map>
 #include <tuple>
+#include <unordered_set>
 
 #include "analysis/report.h"
 #include "analysis/site_cache.h"
+#include "analysis/thread_rounds.h"
 #include "model/site_table.h"
 #include "trace/event_stream.h"
 
@@ -341,10 +343,17 @@ bool Loops::pooled(uint32_t thread) const {
     return true;
 }
 
+bool Loops::pools(uint32_t loop, uint32_t thread) const {
+    return loops[loop].source == "threads" || pooled(thread);
+}
+
 int64_t Loops::main_loop() const {
-    // Marked iterations are the user's own word for what an iteration is.
+    // Marked iterations are the user's own word for what an iteration is; rounds of threads are
+    // the main loop only where the stacks show none.
     int64_t best = -1;
-    auto marked = [](const Loop& l) { return l.source != "inferred"; };
+    auto marked = [](const Loop& l) {
+        return l.source == "inferred" ? 1 : l.source == "threads" ? 0 : 2;
+    };
     for (const Loop& l : loops)
         if (best < 0 || marked(l) > marked(loops[best]) ||
             (marked(l) == marked(loops[best]) && l.allocations > loops[best].allocations))
@@ -388,6 +397,7 @@ struct LoopPass::State {
     std::vector<std::vector<int8_t>> passes;
     std::unordered_map<uint64_t, SiteThread> seen;
     std::vector<uint64_t> order; // site-thread keys in order of first allocation
+    ThreadSpans threads;
 
     State(LoadedTrace& t, SiteTable& s, const LoopOptions& o, bool check)
         : trace(t), sites(s), options(o), finder(s.calls()), cache(t, s, check),
@@ -397,10 +407,13 @@ struct LoopPass::State {
 
     void on_event(const Event& e) {
         out.end_ts = e.record->ts;
+        threads.on_event(e.thread, e.lane, e.record->ts);
         if (e.record->tag != format::Tag::Alloc) return;
         uint64_t ts = e.record->ts;
         uint32_t site = cache.site(e.thread, e.record->stack, e.record->py_stack);
         out.teardown_ts = ts;
+        if (threads.needs_routine(e.thread))
+            threads.on_first_alloc(e.thread, sites.calls(), sites.site(site).path);
         finder.on_alloc(e.lane, ts, sites.site(site).path, site);
         uint64_t key = uint64_t{site} << 32 | e.lane;
         auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.lane, ts});
@@ -478,7 +491,68 @@ struct LoopPass::State {
             if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
                 out.loops[loop].allocations += st.allocations;
         }
+        add_thread_rounds();
         return std::move(out);
+    }
+
+    // The deepest frame of the program's own code that every allocation of the routine's threads
+    // passes through (the routine's call into its work, past the thread library's frames inlined
+    // into the program), else the routine's frame itself.
+    uint32_t routine_name(uint32_t routine, const std::vector<ThreadSpan>& group) {
+        std::unordered_set<uint32_t> lanes;
+        for (const ThreadSpan& t : group)
+            lanes.insert(t.lane);
+        std::vector<uint32_t> common;
+        bool first = true;
+        for (const auto& [key, st] : seen) {
+            if (!lanes.count(st.thread)) continue;
+            const std::vector<uint32_t>& path = sites.site(st.site).path;
+            if (first) common = path, first = false;
+            size_t n = 0;
+            while (n < common.size() && n < path.size() && common[n] == path[n])
+                ++n;
+            common.resize(n);
+        }
+        for (size_t i = common.size(); i-- > 0;)
+            if (sites.calls()[common[i]].user) return common[i];
+        return routine;
+    }
+
+    // What no loop holds, of threads started in rounds (analysis/thread_rounds.h), belongs to the
+    // loop of those rounds.
+    void add_thread_rounds() {
+        std::vector<ThreadSpan> spans = threads.spans();
+        std::unordered_map<uint32_t, uint32_t> routine_of; // lane -> routine
+        for (const ThreadSpan& t : spans)
+            routine_of[t.lane] = t.routine;
+        std::map<uint32_t, std::vector<uint64_t>> unplaced; // routine -> site-thread keys
+        for (uint64_t key : order)
+            if (!out.by_site_thread.count(key))
+                if (uint32_t routine = routine_of[seen[key].thread])
+                    unplaced[routine].push_back(key);
+        for (auto& [routine, keys] : unplaced) {
+            std::vector<ThreadSpan> group;
+            for (const ThreadSpan& t : spans)
+                if (t.routine == routine) group.push_back(t);
+            Rounds rounds = find_rounds(group);
+            if (!rounds.repeat()) continue;
+            Loop l;
+            l.id = static_cast<uint32_t>(out.loops.size());
+            l.source = "threads";
+            l.head = routine_name(routine, group);
+            l.starts = std::move(rounds.starts);
+            l.run_starts = {1};
+            uint64_t last = 0;
+            for (const ThreadSpan& t : group)
+                last = std::max(last, t.last_ts);
+            l.end_ts = std::min(last, out.teardown_ts) + 1;
+            l.runs_to_end = l.end_ts == out.teardown_ts + 1;
+            for (uint64_t key : keys) {
+                out.by_site_thread[key] = l.id;
+                l.allocations += seen[key].allocations;
+            }
+            out.loops.push_back(std::move(l));
+        }
     }
 };
 
@@ -516,7 +590,7 @@ std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& cal
         s.source = l.source;
         s.name = l.name;
         s.thread = l.thread;
-        if (l.source == "inferred") {
+        if (l.source == "inferred" || l.source == "threads") {
             const CallNode& head = calls[l.head];
             s.function = head.function_name;
             s.file = head.file;

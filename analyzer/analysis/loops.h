@@ -32,6 +32,9 @@
 // thread, whose span holds its first allocation (the one with most allocations where several do),
 // and all such threads' allocations of a site are counted together in that loop, so that a buffer
 // kept by each of many short threads grows per iteration as it does in the program.
+//
+// What no loop holds, of threads that the program starts in rounds (workers per epoch), belongs to
+// the loop of those rounds (analysis/thread_rounds.h), counted together for all of them.
 #pragma once
 
 #include <cstdint>
@@ -46,10 +49,11 @@ namespace gpuleak::analyzer {
 
 struct Loop {
     uint32_t id = 0;
-    std::string source;  // "inferred", "markers", "site"
+    std::string source;  // "inferred", "markers", "site", "threads" (analysis/thread_rounds.h)
     std::string name;    // marker name or --iteration-site location; inferred: ""
     int64_t thread = -1; // recording thread of an inferred loop; -1: all threads
-    // Inferred: the head (CallTree node) and the body's extent in the head's function.
+    // Inferred: the head (CallTree node) and the body's extent in the head's function. Threads:
+    // the threads' routine.
     uint32_t head = 0;
     uint64_t body_end_pc = 0;
     int loop_line = 0;            // the for/while line, where the source shows it
@@ -115,6 +119,9 @@ struct Loops {
     // No inferred loop runs on `thread`: its allocations of a site are counted together with
     // those of every other such thread, per loop (see above).
     bool pooled(uint32_t thread) const;
+    // The allocations of `thread` in `loop` are counted together with those of other threads:
+    // the thread is pooled, or the loop is one of rounds of threads.
+    bool pools(uint32_t loop, uint32_t thread) const;
     // The marked loop, else the loop, holding most allocations (the program's main loop); -1 if
     // none.
     int64_t main_loop() const;

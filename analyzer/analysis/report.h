@@ -137,7 +137,7 @@ struct IterationSummary {
 
 struct LoopSummary {
     uint32_t id = 0;
-    std::string source; // inferred | markers | site
+    std::string source; // inferred | markers | site | threads
     std::string name;   // marker name or --iteration-site location
     int64_t thread = -1;
     std::string function, file; // the head: where each iteration's first allocation is made from

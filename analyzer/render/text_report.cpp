@@ -180,6 +180,9 @@ std::string loop_place(const LoopSummary& l) {
     f.file = l.file;
     f.line = l.loop_line ? l.loop_line : l.line;
     f.function = l.function;
+    if (l.source == "threads")
+        return "the rounds of threads running " + frame_location(f) + " (in " + frame_function(f) +
+               ")";
     return "the loop at " + frame_location(f) + " (in " + frame_function(f) + ")";
 }
 

@@ -137,6 +137,19 @@ TEST_P(PythonSeeds, EvaluationKeepsGraphsUnlessDetached) {
     EXPECT_TRUE(leak_headlines(run_seed(GetParam(), "evaluate_detached")).empty());
 }
 
+// Workers started per epoch keep what they make before their own loop: the rounds of threads are
+// the loop that shows the leak (analysis/thread_rounds.h).
+TEST_P(PythonSeeds, ReplicasOfWorkersStartedPerEpochLeak) {
+    Json rep = run_seed(GetParam(), "workers_per_epoch");
+    EXPECT_EQ(leak_headlines(rep), marked_lines("workers_per_epoch")) << rep["sites"].dump(1);
+    for (const auto& s : rep["sites"]) {
+        if (s["verdict"] != "leak") continue;
+        EXPECT_EQ(rep["loops"][s["loop"].get<size_t>()]["iterations"], 5) << rep["loops"];
+    }
+    Json released = run_seed(GetParam(), "workers_per_epoch_released");
+    EXPECT_TRUE(leak_headlines(released).empty()) << released["sites"].dump(1);
+}
+
 TEST_P(PythonSeeds, WrongBatchSizeRunsOutOfMemory) {
     Json rep = run_seed(GetParam(), "wrong_batch_size", {{"FAKECUDA_CAPACITY", "41943040"}});
     ASSERT_EQ(rep["ooms"].size(), 1u) << rep.dump(1);

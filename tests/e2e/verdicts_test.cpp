@@ -150,6 +150,37 @@ TEST(Verdicts, BoundedResultsOfThreadsStartedPerIterationAreRetained) {
     EXPECT_EQ(site(rep, "thread_scratch")["verdict"], "transient") << rep["sites"].dump(1);
 }
 
+// Workers started for each epoch, each with a loop of its own, keep a model replica made before
+// that loop: judged per thread it is one buffer each, but the program grows by three per epoch.
+// No stack shows the epochs (the thread that starts the workers allocates nothing): the rounds in
+// which the workers are started are the loop.
+TEST(Verdicts, ReplicasKeptByWorkersStartedPerEpochLeak) {
+    Json rep = scenario("workers_per_epoch");
+    EXPECT_EQ(leaks(rep), std::vector<std::string>{"worker_replica"}) << rep["sites"].dump(1);
+    const Json& kept = site(rep, "worker_replica");
+    const Json& rounds = rep["loops"][kept["loop"].get<size_t>()];
+    EXPECT_EQ(rounds["source"], "threads") << rounds.dump();
+    EXPECT_EQ(rounds["iterations"], 5) << rounds.dump();
+    EXPECT_EQ(rounds["thread"], nullptr);
+    expect_rate(kept, 3 * 2000000.0);
+    EXPECT_EQ(kept["outlived_iteration"], 15);
+    // The workers' own loop bodies are judged in the workers' own loop.
+    for (const char* name : {"copy_input", "workspace"}) {
+        EXPECT_EQ(site(rep, name)["verdict"], "transient") << rep["sites"].dump(1);
+        EXPECT_EQ(rep["loops"][site(rep, name)["loop"].get<size_t>()]["source"], "inferred");
+    }
+    // Not the main loop: the stacks show one.
+    EXPECT_EQ(rep["iterations"]["source"], "inferred");
+}
+
+TEST(Verdicts, ReplicasOfWorkersStartedPerEpochFreedAfterTheNextEpochAreRetained) {
+    Json rep = scenario("workers_per_epoch_bounded");
+    EXPECT_TRUE(leaks(rep).empty()) << rep["sites"].dump(1);
+    const Json& kept = site(rep, "worker_replica");
+    EXPECT_EQ(kept["verdict"], "retained") << rep["sites"].dump(1);
+    EXPECT_EQ(rep["loops"][kept["loop"].get<size_t>()]["source"], "threads");
+}
+
 TEST(Verdicts, WarmupSkipsTheFirstIterations) {
     Json rep = scenario("caching_growth", {"--warmup", "5"});
     EXPECT_EQ(rep["iterations"]["warmup"], 5);

@@ -144,6 +144,34 @@ def leaky_worker_thread(_model):
     return len(kept)
 
 
+def workers_per_epoch(_model, keep=True):
+    """Three workers started for each of 5 epochs, each making a replica before its own loop."""
+    replicas = []
+
+    def worker(started):
+        replica = torch.empty(BATCH)  # LEAK
+        replicas.append(replica)
+        started.wait()  # the workers of an epoch run side by side
+        for _ in range(ITERATIONS):
+            x = torch.empty(4096)
+            del x
+    for _epoch in range(5):
+        started = threading.Barrier(3)
+        workers = [threading.Thread(target=worker, args=(started,)) for _ in range(3)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        if not keep:
+            replicas.clear()
+    return len(replicas)
+
+
+def workers_per_epoch_released(model):
+    """The same workers; each epoch's replicas are released once its workers are done."""
+    return workers_per_epoch(model, keep=False)
+
+
 def through_a_helper(_model):
     """Every allocation goes through one constructor in the program's own tree."""
     kept = []

@@ -24,12 +24,18 @@
 //                         freed in it (transient), thread_result 600000 B kept (leak, 600000
 //                         B/iter)
 //   thread_per_iteration_bounded  the same, each result freed in the next iteration (retained)
+//   workers_per_epoch     5 epochs, each running 3 worker threads with a loop of their own:
+//                         worker_replica 2000000 B allocated before the worker's loop and kept
+//                         (leak, 6000000 B/epoch); the workers' loop bodies transient
+//   workers_per_epoch_bounded  the same, each epoch's replicas freed after the next epoch's
+//                         workers are joined (retained)
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <latch>
 #include <thread>
 #include <vector>
 
@@ -110,6 +116,9 @@ NOINLINE void* thread_scratch() {
 NOINLINE void* thread_result() {
     return MUST_ALLOC(600000);
 }
+NOINLINE void* worker_replica() {
+    return MUST_ALLOC(2000000);
+}
 
 // One loop iteration's fixed part: the sites that allocate exactly once per iteration.
 NOINLINE void iteration_body() {
@@ -148,9 +157,31 @@ NOINLINE void* thread_job() {
     return result;
 }
 
+// A worker started once per epoch: a model replica made before its own loop over batches. The
+// workers of an epoch run at the same time, as they would on a GPU each.
+NOINLINE void* worker(int batches, std::latch& all_started) {
+    void* replica = worker_replica();
+    all_started.arrive_and_wait();
+    for (int b = 0; b < batches; ++b)
+        iteration_body();
+    return replica;
+}
+
 } // extern "C"
 
 namespace {
+// One epoch: three workers at once; their replicas come back.
+std::vector<void*> run_workers() {
+    std::vector<void*> replicas(3);
+    std::vector<std::thread> workers;
+    std::latch all_started(3);
+    for (auto& r : replicas)
+        workers.emplace_back([&r, &all_started] { r = worker(10, all_started); });
+    for (auto& w : workers)
+        w.join();
+    return replicas;
+}
+
 void* run_in_a_thread() {
     void* result = nullptr;
     std::thread worker([&] { result = thread_job(); });
@@ -265,6 +296,20 @@ int main(int argc, char** argv) {
             previous = result;
         }
         cudaFree(previous);
+    } else if (is("workers_per_epoch")) {
+        for (int epoch = 0; epoch < 5; ++epoch)
+            for (void* r : run_workers())
+                g_kept.push_back(r);
+    } else if (is("workers_per_epoch_bounded")) {
+        std::vector<void*> previous;
+        for (int epoch = 0; epoch < 5; ++epoch) {
+            std::vector<void*> replicas = run_workers();
+            for (void* r : previous)
+                cudaFree(r);
+            previous = replicas;
+        }
+        for (void* r : previous)
+            cudaFree(r);
     } else if (is("clean")) {
         for (int i = 0; i < n; ++i)
             iteration_body();

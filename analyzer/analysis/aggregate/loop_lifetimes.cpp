@@ -21,8 +21,9 @@ uint32_t LoopLifetimes::slot(uint32_t site, uint32_t thread) {
     auto [it, fresh] = slots_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
     if (!fresh) return it->second;
     int64_t loop = loops_.loop_of(site, thread);
-    if (loop >= 0 && loops_.pooled(thread)) {
-        // Threads without loops of their own share one pair per site and loop.
+    if (loop >= 0 && loops_.pools(static_cast<uint32_t>(loop), thread)) {
+        // Threads without loops of their own, and rounds of threads, share one pair per site and
+        // loop.
         uint64_t pool_key = uint64_t{site} << 32 | static_cast<uint32_t>(loop);
         auto [pool, fresh_pool] = pooled_slots_.try_emplace(pool_key, it->second);
         it->second = pool->second;

@@ -1,0 +1,52 @@
+#include "analysis/thread_rounds.h"
+
+#include <algorithm>
+
+#include "model/call_tree.h"
+
+namespace gpuleak::analyzer {
+
+void ThreadSpans::on_first_alloc(uint32_t slot, const CallTree& calls,
+                                 const std::vector<uint32_t>& path) {
+    Current& c = at(slot);
+    c.routine_known = true;
+    for (uint32_t node : path)
+        if (calls[node].user) {
+            c.span.routine = node;
+            return;
+        }
+}
+
+std::vector<ThreadSpan> ThreadSpans::spans() const {
+    std::vector<ThreadSpan> out = retired_;
+    for (const Current& c : by_slot_)
+        if (c.used) out.push_back(c.span);
+    for (const auto& [slot, c] : far_)
+        out.push_back(c.span);
+    return out;
+}
+
+Rounds find_rounds(std::vector<ThreadSpan> threads) {
+    std::sort(threads.begin(), threads.end(),
+              [](const ThreadSpan& a, const ThreadSpan& b) { return a.first_ts < b.first_ts; });
+    Rounds out;
+    uint64_t last = 0;
+    for (const ThreadSpan& t : threads) {
+        if (out.starts.empty() || t.first_ts > last) {
+            out.starts.push_back(t.first_ts);
+            out.threads.push_back(0);
+        }
+        out.threads.back() += 1;
+        last = std::max(last, t.last_ts);
+    }
+    return out;
+}
+
+bool Rounds::repeat() const {
+    if (starts.size() < 3 || threads.front() < 2) return false;
+    for (uint32_t n : threads)
+        if (n != threads.front()) return false;
+    return true;
+}
+
+} // namespace gpuleak::analyzer
