@@ -4,7 +4,6 @@
 #include <cstring>
 #include <map>
 #include <tuple>
-#include <unordered_set>
 
 #include "analysis/report.h"
 #include "analysis/site_cache.h"
@@ -496,18 +495,12 @@ struct LoopPass::State {
     }
 
     // The deepest frame of the program's own code that every allocation of the routine's threads
-    // passes through (the routine's call into its work, past the thread library's frames inlined
-    // into the program), else the routine's frame itself.
-    uint32_t routine_name(uint32_t routine, const std::vector<ThreadSpan>& group) {
-        std::unordered_set<uint32_t> lanes;
-        for (const ThreadSpan& t : group)
-            lanes.insert(t.lane);
-        std::vector<uint32_t> common;
-        bool first = true;
-        for (const auto& [key, st] : seen) {
-            if (!lanes.count(st.thread)) continue;
-            const std::vector<uint32_t>& path = sites.site(st.site).path;
-            if (first) common = path, first = false;
+    // (`keys`: their site-thread pairs) passes through (the routine's call into its work, past the
+    // thread library's frames inlined into the program), else the routine's frame itself.
+    uint32_t routine_name(uint32_t routine, const std::vector<uint64_t>& keys) {
+        std::vector<uint32_t> common = sites.site(seen[keys.front()].site).path;
+        for (uint64_t key : keys) {
+            const std::vector<uint32_t>& path = sites.site(seen[key].site).path;
             size_t n = 0;
             while (n < common.size() && n < path.size() && common[n] == path[n])
                 ++n;
@@ -521,25 +514,33 @@ struct LoopPass::State {
     // What no loop holds, of threads started in rounds (analysis/thread_rounds.h), belongs to the
     // loop of those rounds.
     void add_thread_rounds() {
-        std::vector<ThreadSpan> spans = threads.spans();
         std::unordered_map<uint32_t, uint32_t> routine_of; // lane -> routine
-        for (const ThreadSpan& t : spans)
+        std::map<uint32_t, std::vector<ThreadSpan>> threads_of;
+        for (const ThreadSpan& t : threads.spans()) {
+            if (!t.routine) continue;
             routine_of[t.lane] = t.routine;
-        std::map<uint32_t, std::vector<uint64_t>> unplaced; // routine -> site-thread keys
-        for (uint64_t key : order)
-            if (!out.by_site_thread.count(key))
-                if (uint32_t routine = routine_of[seen[key].thread])
-                    unplaced[routine].push_back(key);
-        for (auto& [routine, keys] : unplaced) {
-            std::vector<ThreadSpan> group;
-            for (const ThreadSpan& t : spans)
-                if (t.routine == routine) group.push_back(t);
+            threads_of[t.routine].push_back(t);
+        }
+        struct Pairs {
+            std::vector<uint64_t> all, unplaced; // site-thread keys of the routine's threads
+        };
+        std::map<uint32_t, Pairs> pairs_of;
+        for (uint64_t key : order) {
+            auto routine = routine_of.find(seen[key].thread);
+            if (routine == routine_of.end()) continue;
+            Pairs& p = pairs_of[routine->second];
+            p.all.push_back(key);
+            if (!out.by_site_thread.count(key)) p.unplaced.push_back(key);
+        }
+        for (auto& [routine, pairs] : pairs_of) {
+            if (pairs.unplaced.empty()) continue;
+            const std::vector<ThreadSpan>& group = threads_of[routine];
             Rounds rounds = find_rounds(group);
             if (!rounds.repeat()) continue;
             Loop l;
             l.id = static_cast<uint32_t>(out.loops.size());
             l.source = "threads";
-            l.head = routine_name(routine, group);
+            l.head = routine_name(routine, pairs.all);
             l.starts = std::move(rounds.starts);
             l.run_starts = {1};
             uint64_t last = 0;
@@ -547,7 +548,7 @@ struct LoopPass::State {
                 last = std::max(last, t.last_ts);
             l.end_ts = std::min(last, out.teardown_ts) + 1;
             l.runs_to_end = l.end_ts == out.teardown_ts + 1;
-            for (uint64_t key : keys) {
+            for (uint64_t key : pairs.unplaced) {
                 out.by_site_thread[key] = l.id;
                 l.allocations += seen[key].allocations;
             }

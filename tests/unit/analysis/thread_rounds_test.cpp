@@ -16,8 +16,8 @@ ThreadSpan span(uint32_t lane, uint64_t first, uint64_t last) {
 
 TEST(ThreadRounds, ThreadsThatOverlapShareARound) {
     // Three workers per epoch, three epochs; within an epoch each starts before the others end.
-    std::vector<ThreadSpan> threads = {span(1, 10, 50), span(2, 12, 48), span(3, 15, 60),
-                                       span(4, 70, 90), span(5, 71, 95), span(6, 72, 91),
+    std::vector<ThreadSpan> threads = {span(1, 10, 50),   span(2, 12, 48),   span(3, 15, 60),
+                                       span(4, 70, 90),   span(5, 71, 95),   span(6, 72, 91),
                                        span(7, 100, 130), span(8, 101, 120), span(9, 99, 125)};
     Rounds r = find_rounds(threads);
     EXPECT_EQ(r.starts, (std::vector<uint64_t>{10, 70, 99}));
@@ -52,14 +52,14 @@ TEST(ThreadRounds, ShortThreadsOfOnePhaseDoNotRepeat) {
     Rounds r = find_rounds(one_by_one);
     EXPECT_EQ(r.starts.size(), 8u);
     EXPECT_FALSE(r.repeat());
-    std::vector<ThreadSpan> uneven = {span(1, 0, 150), span(2, 100, 180), span(3, 200, 250),
+    std::vector<ThreadSpan> uneven = {span(1, 0, 150),   span(2, 100, 180), span(3, 200, 250),
                                       span(4, 300, 450), span(5, 400, 460), span(6, 500, 550)};
     r = find_rounds(uneven);
     EXPECT_EQ(r.threads, (std::vector<uint32_t>{2, 1, 2, 1}));
     EXPECT_FALSE(r.repeat());
     // Two rounds could be a warm-up and the run.
-    EXPECT_FALSE(find_rounds({span(1, 0, 10), span(2, 5, 12), span(3, 20, 30), span(4, 21, 31)})
-                     .repeat());
+    EXPECT_FALSE(
+        find_rounds({span(1, 0, 10), span(2, 5, 12), span(3, 20, 30), span(4, 21, 31)}).repeat());
 }
 
 TEST(ThreadSpans, ANewThreadInASlotIsANewSpanAndTheRoutineIsItsOutermostOwnFrame) {
