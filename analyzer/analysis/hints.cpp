@@ -106,6 +106,15 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                     "loop (e.g. per cross-validation fold) stays alive; del it, then "
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
+        if (s.verdict == Verdict::Leak && s.loop >= 0 && loops.loops[s.loop].source == "threads") {
+            const Loop& rounds = loops.loops[s.loop];
+            uint64_t per_round = (s.allocations + rounds.iterations() - 1) / rounds.iterations();
+            s.hints.push_back("each round of threads (e.g. workers started per epoch) leaves " +
+                              std::to_string(per_round) +
+                              " allocations from here behind when its threads end: free them "
+                              "before the thread returns, or make them once and hand them to the "
+                              "next round's threads");
+        }
         std::string rank = rank_of(trace);
         if (under_torch_load(site) && s.devices_seen == 1 && !rank.empty() && rank != "0")
             s.hints.push_back(

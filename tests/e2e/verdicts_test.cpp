@@ -164,6 +164,7 @@ TEST(Verdicts, ReplicasKeptByWorkersStartedPerEpochLeak) {
     EXPECT_EQ(rounds["thread"], nullptr);
     expect_rate(kept, 3 * 2000000.0);
     EXPECT_EQ(kept["outlived_iteration"], 15);
+    EXPECT_TRUE(has_hint(kept["hints"], "leaves 3 allocations from here behind")) << kept["hints"];
     // The workers' own loop bodies are judged in the workers' own loop.
     for (const char* name : {"copy_input", "workspace"}) {
         EXPECT_EQ(site(rep, name)["verdict"], "transient") << rep["sites"].dump(1);
