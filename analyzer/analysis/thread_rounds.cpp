@@ -44,9 +44,10 @@ Rounds find_rounds(std::vector<ThreadSpan> threads) {
 
 bool Rounds::repeat() const {
     if (starts.size() < 3 || threads.front() < 2) return false;
-    for (uint32_t n : threads)
-        if (n != threads.front()) return false;
-    return true;
+    for (size_t i = 1; i + 1 < threads.size(); ++i)
+        if (threads[i] != threads.front()) return false;
+    // The last round may be short of threads (fewer shards left), not of company.
+    return threads.back() >= 2 && threads.back() <= threads.front();
 }
 
 } // namespace gpuleak::analyzer

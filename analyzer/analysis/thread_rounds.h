@@ -11,11 +11,11 @@
 // overlap throughout (a pool, the workers of one phase) are a single round, which is no loop.
 //
 // Only rounds that repeat make a loop: at least three, each of the same number of threads, at least
-// two, that ran side by side. Short threads started one after another in a single phase (each done
-// before the next one starts, on a busy machine) also fall into rounds, but into rounds of one, or
-// of uneven sizes, and what each of them keeps is bounded by their number, not a leak per round.
-// A thread started alone per iteration is left to the loop of the thread that starts it
-// (analysis/loops.h).
+// two, that ran side by side (the last may have fewer, at least two: fewer shards left). Short
+// threads started one after another in a single phase (each done before the next one starts, on a
+// busy machine) also fall into rounds, but into rounds of one, or of uneven sizes, and what each of
+// them keeps is bounded by their number, not a leak per round. A thread started alone per iteration
+// is left to the loop of the thread that starts it (analysis/loops.h).
 #pragma once
 
 #include <cstdint>

@@ -43,6 +43,24 @@ TEST(ThreadRounds, APoolIsOneRound) {
     EXPECT_FALSE(find_rounds({}).repeat());
 }
 
+TEST(ThreadRounds, TheLastRoundMayHaveFewerThreads) {
+    std::vector<ThreadSpan> threads;
+    uint32_t lane = 0;
+    for (uint64_t round : {0, 100, 200, 300})
+        for (uint64_t i = 0; i < (round == 300 ? 2u : 3u); ++i)
+            threads.push_back(span(lane++, round + i, round + 50));
+    Rounds r = find_rounds(threads);
+    EXPECT_EQ(r.threads, (std::vector<uint32_t>{3, 3, 3, 2}));
+    EXPECT_TRUE(r.repeat());
+    // Not more, and not alone; and only the last.
+    r.threads = {3, 3, 3, 4};
+    EXPECT_FALSE(r.repeat());
+    r.threads = {3, 3, 3, 1};
+    EXPECT_FALSE(r.repeat());
+    r.threads = {3, 2, 3, 3};
+    EXPECT_FALSE(r.repeat());
+}
+
 // Short threads started one after another in one phase, each done before the next starts (a busy
 // machine): rounds of one, or of uneven sizes where some overlapped, are no loop.
 TEST(ThreadRounds, ShortThreadsOfOnePhaseDoNotRepeat) {
