@@ -1,6 +1,7 @@
 #include "analysis/verdicts.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace gpuleak::analyzer {
 namespace {
@@ -168,22 +169,76 @@ Judgement judge(const SiteLoopStats& p, const Loop& loop, uint32_t warmup) {
     return j;
 }
 
+namespace {
+
+uint64_t peak_count(const SiteLoopStats& p) {
+    uint64_t peak = 0;
+    for (const IterationSample& s : p.series)
+        peak = std::max(peak, s.count);
+    return peak;
+}
+
+// A leak that only the end of the trace made one. The same site in the same loop run by other
+// threads that ended before the teardown rose as far and was then released: a pool's worker in
+// the last epoch, whose results the program still uses when it exits, does what the workers of
+// every epoch before it did. Such a leak takes the verdict of those threads. A worker that keeps
+// what the others release (the others never rose as far), or threads that all keep theirs, stay
+// leaks.
+void forgive_leaks_cut_by_the_end(const std::vector<SiteLoopStats>& pairs, const Loops& loops,
+                                  std::vector<Judgement>& judged) {
+    auto inferred = [&](const SiteLoopStats& p) {
+        return p.loop >= 0 && p.thread != kPooledThreads &&
+               loops.loops[p.loop].source == "inferred";
+    };
+    std::unordered_map<uint32_t, std::vector<size_t>> by_site;
+    for (size_t i = 0; i < pairs.size(); ++i)
+        if (inferred(pairs[i])) by_site[pairs[i].site].push_back(i);
+    for (auto& [site, indices] : by_site) {
+        if (indices.size() < 2) continue;
+        for (size_t i : indices) {
+            const SiteLoopStats& p = pairs[i];
+            if (judged[i].verdict != Verdict::Leak) continue;
+            const Judgement* released = nullptr;
+            for (size_t k : indices) {
+                const SiteLoopStats& q = pairs[k];
+                Verdict v = judged[k].verdict;
+                if (q.thread == p.thread || q.teardown_count || !q.outlived ||
+                    (v != Verdict::Accumulation && v != Verdict::Retained) ||
+                    loops.loops[q.loop].head != loops.loops[p.loop].head ||
+                    peak_count(q) * 2 < p.teardown_count)
+                    continue;
+                if (!released || v > released->verdict) released = &judged[k];
+            }
+            if (released) judged[i] = *released;
+        }
+    }
+}
+
+} // namespace
+
 void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops, Report& report) {
     std::vector<const SiteLoopStats*> chosen(report.sites.size(), nullptr);
     std::vector<Judgement> best(report.sites.size());
     bool any_loop = !loops.loops.empty();
-    for (const SiteLoopStats& p : pairs) {
+    std::vector<Judgement> judged(pairs.size());
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        const SiteLoopStats& p = pairs[i];
+        if (p.site >= report.sites.size() || !any_loop) continue;
+        if (p.loop >= 0)
+            judged[i] = judge(p, loops.loops[p.loop], loops.warmup);
+        else
+            judged[i].verdict = p.teardown_count ? Verdict::Retained : Verdict::Transient;
+    }
+    forgive_leaks_cut_by_the_end(pairs, loops, judged);
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        const SiteLoopStats& p = pairs[i];
         if (p.site >= report.sites.size()) continue;
         SiteStats& s = report.sites[p.site];
         s.live_at_teardown += p.teardown_count;
         s.live_bytes_at_teardown += p.teardown_bytes;
         if (p.loop >= 0) s.threads += 1;
         if (!any_loop) continue;
-        Judgement j;
-        if (p.loop >= 0)
-            j = judge(p, loops.loops[p.loop], loops.warmup);
-        else
-            j.verdict = p.teardown_count ? Verdict::Retained : Verdict::Transient;
+        const Judgement& j = judged[i];
         Judgement& b = best[p.site];
         if (!chosen[p.site] || j.verdict > b.verdict ||
             (j.verdict == b.verdict &&

@@ -18,7 +18,9 @@
 // memory at the teardown are retained, the rest transient. Memory allocated outside every loop is
 // retained if it is held at the teardown and transient otherwise; without any loop in the trace
 // nothing is judged (verdict "none"). A site's verdict is the most severe of its pairs (one per
-// thread it allocated in).
+// thread it allocated in), with one exception: a leak in a loop that other threads ran too, where
+// the same site rose as far in them and was released once they were done, is what it is in them
+// (the end of the trace cut it short: a pool's worker in the last epoch).
 #pragma once
 
 #include <vector>

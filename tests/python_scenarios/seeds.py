@@ -5,6 +5,7 @@ that the report's headline for the leaking site is exactly that file, function a
 """
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import fake_torch as torch
 from user_tensor import Buffer
@@ -170,6 +171,27 @@ def workers_per_epoch(_model, keep=True):
 def workers_per_epoch_released(model):
     """The same workers; each epoch's replicas are released once its workers are done."""
     return workers_per_epoch(model, keep=False)
+
+
+def pool_per_epoch(_model, keep=True):
+    """A one-worker pool per epoch maps 4 shards to tensors; the program keeps them all."""
+    kept = []
+
+    def load_shard(i):
+        shard = torch.empty(BATCH)  # LEAK
+        return shard
+    for _epoch in range(5):
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            shards = list(pool.map(load_shard, range(4)))
+        if keep:
+            kept.extend(shards)
+        del shards
+    return len(kept)
+
+
+def pool_per_epoch_released(model):
+    """The same pools; each epoch's shards are released after it, the last ones at the exit."""
+    return pool_per_epoch(model, keep=False)
 
 
 def through_a_helper(_model):

@@ -222,6 +222,45 @@ TEST(Verdicts, ConcurrentChurnInEveryThreadIsTransient) {
     EXPECT_EQ(r.sites[0].threads, 4u);
 }
 
+// Two threads run the same loop one after the other (a worker per epoch), each keeping 4 buffers
+// through it. `first_keeps`: thread 1's are never freed; else released after its loop, or, with
+// `first_bounded`, each freed in the next iteration. Thread 2's are still held at the teardown.
+Report two_workers(bool first_keeps, bool first_bounded = false) {
+    Loops l;
+    l.loops = {make_loop(0, 1, 100, 100, 4, 500, false), make_loop(1, 2, 1000, 100, 4, 1401, true)};
+    l.teardown_ts = 1400;
+    l.by_site_thread[uint64_t{0} << 32 | 1] = 0;
+    l.by_site_thread[uint64_t{0} << 32 | 2] = 1;
+    Program run(std::move(l));
+    std::vector<uint64_t> first, second;
+    for (int i = 0; i < 4; ++i) {
+        first.push_back(run.alloc(100 + i * 100 + 1, 0, 1000, 1));
+        if (first_bounded && i > 0) run.free(100 + i * 100 + 2, first[i - 1]);
+    }
+    if (!first_keeps)
+        for (size_t i = first_bounded ? 3 : 0; i < first.size(); ++i)
+            run.free(600, first[i]);
+    for (int i = 0; i < 4; ++i)
+        second.push_back(run.alloc(1000 + i * 100 + 1, 0, 1000, 2));
+    for (uint64_t k : second)
+        run.free(2000, k); // the exit, after the program's last allocation
+    return run.finish(3000);
+}
+
+TEST(Verdicts, WhatOtherThreadsOfTheLoopReleasedIsNoLeakWhereTheEndCutItShort) {
+    Report r = two_workers(false);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Accumulation);
+    EXPECT_EQ(r.sites[0].threads, 2u);
+    EXPECT_EQ(r.sites[0].live_at_teardown, 4u);
+}
+
+TEST(Verdicts, ALeakStaysWhereTheOtherThreadsKeptTheirsOrNeverRoseAsFar) {
+    EXPECT_EQ(two_workers(true).sites[0].verdict, Verdict::Leak);
+    // Thread 1 held one buffer at a time (retained): thread 2's rise to 4 is its own.
+    Report bounded = two_workers(false, true);
+    EXPECT_EQ(bounded.sites[0].verdict, Verdict::Leak);
+}
+
 TEST(Verdicts, WithoutLoopsNothingIsJudged) {
     Program run(with({}, {}, 100));
     run.alloc(10, 0);
