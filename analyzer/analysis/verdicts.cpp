@@ -179,11 +179,11 @@ uint64_t peak_count(const SiteLoopStats& p) {
 }
 
 // A leak that only the end of the trace made one. The same site in the same loop run by other
-// threads that ended before the teardown rose as far and was then released: a pool's worker in
-// the last epoch, whose results the program still uses when it exits, does what the workers of
+// threads before it rose as far and was released before this thread's loop began: a pool's worker
+// in the last epoch, whose results the program still uses when it exits, does what the workers of
 // every epoch before it did. Such a leak takes the verdict of those threads. A worker that keeps
-// what the others release (the others never rose as far), or threads that all keep theirs, stay
-// leaks.
+// what the others release (the others never rose as far), threads that all keep theirs, and
+// threads that ran side by side and are released one by one at the exit stay leaks.
 void forgive_leaks_cut_by_the_end(const std::vector<SiteLoopStats>& pairs, const Loops& loops,
                                   std::vector<Judgement>& judged) {
     auto inferred = [&](const SiteLoopStats& p) {
@@ -202,7 +202,8 @@ void forgive_leaks_cut_by_the_end(const std::vector<SiteLoopStats>& pairs, const
             for (size_t k : indices) {
                 const SiteLoopStats& q = pairs[k];
                 Verdict v = judged[k].verdict;
-                if (q.thread == p.thread || q.teardown_count || !q.outlived ||
+                if (q.thread == p.thread || q.teardown_count || !q.outlived || !q.emptied_ts ||
+                    q.emptied_ts >= loops.loops[p.loop].starts.front() ||
                     (v != Verdict::Accumulation && v != Verdict::Retained) ||
                     loops.loops[q.loop].head != loops.loops[p.loop].head ||
                     peak_count(q) * 2 < p.teardown_count)

@@ -99,7 +99,7 @@ void LoopLifetimes::on_alloc(Allocation& a) {
     touch(p, a.slot);
 }
 
-void LoopLifetimes::on_free(const Allocation& a, uint64_t, bool) {
+void LoopLifetimes::on_free(const Allocation& a, uint64_t ts, bool) {
     if (a.slot == ~0u) return;
     SiteLoopStats& p = pairs_[a.slot];
     // Freed in the teardown that cut a loop's last iteration short: that is not outliving it.
@@ -109,6 +109,7 @@ void LoopLifetimes::on_free(const Allocation& a, uint64_t, bool) {
     if (a.iteration == p.last_birth) p.live_born_last -= 1;
     p.live_count -= 1;
     p.live_bytes -= a.size;
+    if (!p.live_count) p.emptied_ts = ts;
     touch(p, a.slot);
 }
 

@@ -33,6 +33,7 @@ struct SiteLoopStats {
     uint32_t last_birth = 0;
     uint64_t live_born_last = 0;
     uint64_t teardown_count = 0, teardown_bytes = 0; // live when the teardown began
+    uint64_t emptied_ts = 0; // the last time its live count fell to 0 (0: never)
 };
 
 class LoopLifetimes : public TimedAggregator {
