@@ -19,8 +19,8 @@
 // retained if it is held at the teardown and transient otherwise; without any loop in the trace
 // nothing is judged (verdict "none"). A site's verdict is the most severe of its pairs (one per
 // thread it allocated in), with one exception: a leak in a loop that other threads ran too, where
-// the same site rose as far in them and was released once they were done, is what it is in them
-// (the end of the trace cut it short: a pool's worker in the last epoch).
+// the same site rose as far in one of them and was released before this loop began, is what it is
+// there (the end of the trace cut it short: a pool's worker in the last epoch).
 #pragma once
 
 #include <vector>
