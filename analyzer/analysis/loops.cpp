@@ -350,12 +350,12 @@ int64_t Loops::main_loop() const {
     // Marked iterations are the user's own word for what an iteration is; rounds of threads are
     // the main loop only where the stacks show none.
     int64_t best = -1;
-    auto marked = [](const Loop& l) {
+    auto rank = [](const Loop& l) {
         return l.source == "inferred" ? 1 : l.source == "threads" ? 0 : 2;
     };
     for (const Loop& l : loops)
-        if (best < 0 || marked(l) > marked(loops[best]) ||
-            (marked(l) == marked(loops[best]) && l.allocations > loops[best].allocations))
+        if (best < 0 || rank(l) > rank(loops[best]) ||
+            (rank(l) == rank(loops[best]) && l.allocations > loops[best].allocations))
             best = l.id;
     return best;
 }
@@ -534,8 +534,7 @@ struct LoopPass::State {
         }
         for (auto& [routine, pairs] : pairs_of) {
             if (pairs.unplaced.empty()) continue;
-            const std::vector<ThreadSpan>& group = threads_of[routine];
-            Rounds rounds = find_rounds(group);
+            Rounds rounds = find_rounds(threads_of[routine]);
             if (!rounds.repeat()) continue;
             Loop l;
             l.id = static_cast<uint32_t>(out.loops.size());
@@ -543,10 +542,7 @@ struct LoopPass::State {
             l.head = routine_name(routine, pairs.all);
             l.starts = std::move(rounds.starts);
             l.run_starts = {1};
-            uint64_t last = 0;
-            for (const ThreadSpan& t : group)
-                last = std::max(last, t.last_ts);
-            l.end_ts = std::min(last, out.teardown_ts) + 1;
+            l.end_ts = std::min(rounds.last_ts, out.teardown_ts) + 1;
             l.runs_to_end = l.end_ts == out.teardown_ts + 1;
             for (uint64_t key : pairs.unplaced) {
                 out.by_site_thread[key] = l.id;

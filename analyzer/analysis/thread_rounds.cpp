@@ -30,14 +30,13 @@ Rounds find_rounds(std::vector<ThreadSpan> threads) {
     std::sort(threads.begin(), threads.end(),
               [](const ThreadSpan& a, const ThreadSpan& b) { return a.first_ts < b.first_ts; });
     Rounds out;
-    uint64_t last = 0;
     for (const ThreadSpan& t : threads) {
-        if (out.starts.empty() || t.first_ts > last) {
+        if (out.starts.empty() || t.first_ts > out.last_ts) {
             out.starts.push_back(t.first_ts);
             out.threads.push_back(0);
         }
         out.threads.back() += 1;
-        last = std::max(last, t.last_ts);
+        out.last_ts = std::max(out.last_ts, t.last_ts);
     }
     return out;
 }

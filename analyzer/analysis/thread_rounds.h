@@ -68,11 +68,12 @@ private:
     std::vector<ThreadSpan> retired_;
 };
 
-// The start of each round of `threads` (all of one routine), ascending, and the number of threads
-// in each.
+// The start of each round of `threads` (all of one routine), ascending, the number of threads in
+// each, and the last event of any of them.
 struct Rounds {
     std::vector<uint64_t> starts;
     std::vector<uint32_t> threads;
+    uint64_t last_ts = 0;
     // The rounds repeat (see above): they are a loop.
     bool repeat() const;
 };

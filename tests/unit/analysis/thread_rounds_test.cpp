@@ -22,6 +22,7 @@ TEST(ThreadRounds, ThreadsThatOverlapShareARound) {
     Rounds r = find_rounds(threads);
     EXPECT_EQ(r.starts, (std::vector<uint64_t>{10, 70, 99}));
     EXPECT_EQ(r.threads, (std::vector<uint32_t>{3, 3, 3}));
+    EXPECT_EQ(r.last_ts, 130u);
     EXPECT_TRUE(r.repeat());
 }
 
