@@ -68,7 +68,7 @@ struct BodiesOfPath {
 
 struct ThreadLoops {
     std::vector<uint32_t> prev;
-    std::unordered_map<uint32_t, uint64_t> last_entry;              // node -> time entered
+    std::unordered_map<uint32_t, uint64_t> last_entry;              // user node -> time entered
     std::unordered_map<uint32_t, std::vector<uint32_t>> by_head;    // head node -> loops
     std::unordered_map<uint64_t, std::vector<uint32_t>> by_context; // (parent, function) -> loops
     std::unordered_map<uint64_t, uint64_t> min_pc;                  // (parent, function) -> pc
@@ -230,8 +230,9 @@ struct LoopFinder::State {
         // its loops.
         for (size_t i = d; i < path.size(); ++i) {
             uint32_t node = path[i];
-            t.last_entry[node] = ts;
+            // Only a frame of the program's own code can be a head (add_back_edge's callers).
             if (!calls[node].user) continue;
+            t.last_entry[node] = ts;
             auto head = t.by_head.find(node);
             if (head == t.by_head.end() ||
                 std::find(edge_heads.begin(), edge_heads.end(), node) != edge_heads.end())
