@@ -5,7 +5,90 @@ namespace gpuleak::format {
 namespace {
 // Counts in a record are bounded so a corrupt varint cannot make the reader allocate without limit.
 constexpr uint64_t kMaxListEntries = 1 << 16;
+// The most bytes an allocation's and a free's fields take after the tag (ten a varint), and a
+// time delta in the column.
+constexpr ptrdiff_t kAllocFieldBytes = 7 * 10, kFreeFieldBytes = 4 * 10, kTimeBytes = 10;
+
+// A varint the caller knows has ten bytes to run in; false past ten bytes.
+[[gnu::always_inline]] inline bool varint_up(const uint8_t*& p, uint64_t& v) {
+    uint64_t b = *p++;
+    v = b & 0x7F;
+    for (int shift = 7; b & 0x80; shift += 7) {
+        if (shift > 63) [[unlikely]]
+            return false;
+        b = *p++;
+        v |= (b & 0x7F) << shift;
+    }
+    return true;
+}
+
+// The same for the time column, read downward.
+[[gnu::always_inline]] inline bool varint_down(const uint8_t*& p, uint64_t& v) {
+    uint64_t b = *--p;
+    v = b & 0x7F;
+    for (int shift = 7; b & 0x80; shift += 7) {
+        if (shift > 63) [[unlikely]]
+            return false;
+        b = *--p;
+        v |= (b & 0x7F) << shift;
+    }
+    return true;
+}
+
+Api api_of(uint64_t v) {
+    return v < static_cast<uint64_t>(Api::Count) ? static_cast<Api>(v) : Api::Unknown;
+}
+
 } // namespace
+
+bool RecordCursor::alloc_unchecked(Record& r) {
+    const uint8_t* p = pos_;
+    const uint8_t* column = column_;
+    uint64_t dt, api, kind, device, address, size, stack, py_stack;
+    if (!varint_down(column, dt) || !varint_up(p, api) || !varint_up(p, kind))
+        return varint_too_long();
+    if (kind >= static_cast<uint64_t>(kMemKindCount)) {
+        error_ = "bad memory kind";
+        return false;
+    }
+    if (!varint_up(p, device) || !varint_up(p, address) || !varint_up(p, size) ||
+        !varint_up(p, stack) || !varint_up(p, py_stack))
+        return varint_too_long();
+    pos_ = p;
+    column_ = column;
+    ts_ += dt;
+    r.ts = ts_;
+    r.api = api_of(api);
+    r.kind = static_cast<MemKind>(kind);
+    r.device = unzigzag(device);
+    r.address = address;
+    r.size = size;
+    r.stack = stack;
+    r.py_stack = py_stack;
+    return true;
+}
+
+bool RecordCursor::free_unchecked(Record& r) {
+    const uint8_t* p = pos_;
+    const uint8_t* column = column_;
+    uint64_t dt, api, space, address, result;
+    if (!varint_down(column, dt) || !varint_up(p, api) || !varint_up(p, space))
+        return varint_too_long();
+    if (space > static_cast<uint64_t>(Space::VmmHandle)) {
+        error_ = "bad address space";
+        return false;
+    }
+    if (!varint_up(p, address) || !varint_up(p, result)) return varint_too_long();
+    pos_ = p;
+    column_ = column;
+    ts_ += dt;
+    r.ts = ts_;
+    r.api = api_of(api);
+    r.space = static_cast<Space>(space);
+    r.address = address;
+    r.result = unzigzag(result);
+    return true;
+}
 
 bool RecordCursor::varint_near_end(uint64_t& v) {
     v = 0;
@@ -145,9 +228,13 @@ bool RecordCursor::next(Record& r) {
     case Tag::StackNode:
         return u(r.id) && u(r.parent) && u(r.ip);
     case Tag::Alloc:
+        if (column_ && end_ - pos_ >= kAllocFieldBytes && column_ - end_ >= kTimeBytes) [[likely]]
+            return alloc_unchecked(r);
         return dt() && api() && kind() && s(r.device) && u(r.address) && u(r.size) && u(r.stack) &&
                u(r.py_stack);
     case Tag::Free: {
+        if (column_ && end_ - pos_ >= kFreeFieldBytes && column_ - end_ >= kTimeBytes) [[likely]]
+            return free_unchecked(r);
         if (!dt() || !api() || !u(v)) return false;
         if (v > static_cast<uint64_t>(Space::VmmHandle)) return error_ = "bad address space", false;
         r.space = static_cast<Space>(v);

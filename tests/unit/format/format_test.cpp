@@ -155,6 +155,94 @@ TEST(Varint, DecodesEveryLengthAwayFromTheEnd) {
     }
 }
 
+// Allocations and frees are decoded without a bounds check per field where every field's ten
+// bytes are there (RecordCursor::alloc_unchecked), else field by field: both ways give the same
+// record and the same errors. Each record is read once as the last of its block (the checked way)
+// and once followed by enough stack nodes (the unchecked way).
+TEST(RecordCursor, AllocationsAndFreesReadAlikeNearAndFarFromTheEnd) {
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    auto random = [&] {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        return x >> (x % 64);
+    };
+    // After both records, ten bytes of the time column and more than 70 of records.
+    auto padding = [](Encoder& e) {
+        for (int i = 0; i < 10; ++i)
+            put::free(e, 0, Api::cudaFree, Space::Device, 0, 0);
+        for (int i = 0; i < 40; ++i)
+            put::stack_node(e, 1000 + i, 0, ~0ull);
+    };
+    for (int i = 0; i < 3000; ++i) {
+        const uint64_t dt = random() >> 2, address = random(), size = random();
+        const uint64_t stack = random(), py_stack = random();
+        const int64_t device = static_cast<int64_t>(random()) * (i % 2 ? -1 : 1);
+        const int64_t result = static_cast<int64_t>(random()) * (i % 3 ? 1 : -1);
+        const Api api = static_cast<Api>(random() % (static_cast<uint64_t>(Api::Count) + 3));
+        const auto kind = static_cast<MemKind>(random() % kMemKindCount);
+        const auto space = static_cast<Space>(random() % 3);
+        for (bool far : {false, true}) {
+            auto payload = packed([&](Encoder& e) {
+                put::alloc(e, dt, api, kind, device, address, size, stack, py_stack);
+                put::free(e, dt, api, space, address, result);
+                if (far) padding(e);
+            });
+            std::string error;
+            auto records = read_all(kFormatVersion, payload, error, 10);
+            ASSERT_EQ(error, "") << i;
+            ASSERT_EQ(records.size(), far ? 52u : 2u);
+            const Record& a = records[0];
+            const Record& f = records[1];
+            const Api read_api = api < Api::Count ? api : Api::Unknown;
+            EXPECT_EQ(a.tag, Tag::Alloc);
+            EXPECT_EQ(a.ts, 10 + dt) << i << far;
+            EXPECT_EQ(a.api, read_api);
+            EXPECT_EQ(a.kind, kind);
+            EXPECT_EQ(a.device, device);
+            EXPECT_EQ(a.address, address);
+            EXPECT_EQ(a.size, size);
+            EXPECT_EQ(a.stack, stack);
+            EXPECT_EQ(a.py_stack, py_stack);
+            EXPECT_EQ(f.tag, Tag::Free);
+            EXPECT_EQ(f.ts, 10 + 2 * dt) << i << far;
+            EXPECT_EQ(f.api, read_api);
+            EXPECT_EQ(f.space, space);
+            EXPECT_EQ(f.address, address);
+            EXPECT_EQ(f.result, result);
+        }
+    }
+    // Malformed fields: the same error either way.
+    struct Bad {
+        std::vector<uint8_t> record;
+        std::string error;
+    };
+    const std::vector<uint8_t> too_long(11, 0x80);
+    std::vector<Bad> bad = {
+        {{static_cast<uint8_t>(Tag::Alloc), 1, kMemKindCount, 0, 0, 0, 0, 0}, "bad memory kind"},
+        {{static_cast<uint8_t>(Tag::Free), 1, 3, 0, 0}, "bad address space"},
+    };
+    for (Tag tag : {Tag::Alloc, Tag::Free})
+        for (size_t field = 0; field < (tag == Tag::Alloc ? 7u : 4u); ++field) {
+            std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
+            for (size_t k = 0; k < field; ++k)
+                r.push_back(0);
+            r.insert(r.end(), too_long.begin(), too_long.end());
+            bad.push_back({r, "varint too long"});
+        }
+    for (const Bad& b : bad)
+        for (bool far : {false, true}) {
+            std::vector<uint8_t> payload = b.record;
+            // Never read: the record fails first.
+            payload.resize(payload.size() + (far ? 100 : 4), 0x7f);
+            // The time column: ten deltas far from the end, one near it.
+            const uint8_t column = far ? 10 : 1;
+            payload.insert(payload.end(), column, 1);
+            payload.insert(payload.end(), {column, 0, 0, 0});
+            std::string error;
+            EXPECT_TRUE(read_all(kFormatVersion, payload, error).empty());
+            EXPECT_EQ(error, b.error) << far;
+        }
+}
+
 TEST(TraceFile, ReadsBlocksAndRecords) {
     TempTrace t;
     t.header();

@@ -102,6 +102,10 @@ private:
         }
         return true;
     }
+    // Allocations and frees (most of a trace) decoded where every field's ten bytes are there,
+    // through locals: stores into the record cannot then force the cursor to be reloaded.
+    bool alloc_unchecked(Record& r);
+    bool free_unchecked(Record& r);
     [[gnu::cold]] bool time_near_end(uint64_t& v);
     [[gnu::cold]] bool at_end();
     [[gnu::cold]] bool varint_near_end(uint64_t& v);
