@@ -30,7 +30,8 @@ bool fits_int32(int64_t v) {
 
 } // namespace
 
-PackedEntry EventChunk::make(PackedEntry::Kind kind, uint32_t thread, uint32_t lane, Tag tag) {
+[[gnu::always_inline]] inline PackedEntry EventChunk::make(PackedEntry::Kind kind, uint32_t thread,
+                                                           uint32_t lane, Tag tag) {
     PackedEntry e{};
     e.kind = kind;
     e.thread = thread;
@@ -39,7 +40,7 @@ PackedEntry EventChunk::make(PackedEntry::Kind kind, uint32_t thread, uint32_t l
     return e;
 }
 
-void EventChunk::store(const PackedEntry& e) {
+[[gnu::always_inline]] inline void EventChunk::store(const PackedEntry& e) {
     // Beyond kEntries only with a block of many definitions between two events.
     if (size_ == entries_.size()) entries_.resize(std::max(kEntries + 64, 2 * size_));
     PackedEntry& slot = entries_[size_++];

@@ -8,22 +8,6 @@
 
 namespace gpuleak::analyzer {
 
-bool is_timed(format::Tag tag) {
-    switch (tag) {
-    case format::Tag::Alloc:
-    case format::Tag::Free:
-    case format::Tag::AllocFailed:
-    case format::Tag::VmmRetain:
-    case format::Tag::VmmRelease:
-    case format::Tag::VmmMap:
-    case format::Tag::VmmUnmap:
-    case format::Tag::Marker:
-        return true;
-    default:
-        return false;
-    }
-}
-
 class ThreadMerge::ThreadStream {
 public:
     ThreadStream(uint32_t thread, std::vector<const format::BlockRef*> blocks)

@@ -19,8 +19,23 @@ namespace gpuleak::analyzer {
 
 class EventChunk;
 
-// Records with a timestamp: the events the merge delivers (from recording threads only).
-bool is_timed(format::Tag tag);
+// Records with a timestamp: the events the merge delivers (from recording threads only). Inline:
+// the merge asks it of every record.
+inline bool is_timed(format::Tag tag) {
+    switch (tag) {
+    case format::Tag::Alloc:
+    case format::Tag::Free:
+    case format::Tag::AllocFailed:
+    case format::Tag::VmmRetain:
+    case format::Tag::VmmRelease:
+    case format::Tag::VmmMap:
+    case format::Tag::VmmUnmap:
+    case format::Tag::Marker:
+        return true;
+    default:
+        return false;
+    }
+}
 
 // Ties in time go to the lower thread index, then to the thread's own order.
 class ThreadMerge {

@@ -41,7 +41,7 @@ Api api_of(uint64_t v) {
 
 } // namespace
 
-bool RecordCursor::alloc_unchecked(Record& r) {
+[[gnu::always_inline]] inline bool RecordCursor::alloc_unchecked(Record& r) {
     const uint8_t* p = pos_;
     const uint8_t* column = column_;
     uint64_t dt, api, kind, device, address, size, stack, py_stack;
@@ -68,7 +68,7 @@ bool RecordCursor::alloc_unchecked(Record& r) {
     return true;
 }
 
-bool RecordCursor::free_unchecked(Record& r) {
+[[gnu::always_inline]] inline bool RecordCursor::free_unchecked(Record& r) {
     const uint8_t* p = pos_;
     const uint8_t* column = column_;
     uint64_t dt, api, space, address, result;
