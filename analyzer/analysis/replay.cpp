@@ -16,7 +16,7 @@ std::vector<TimedAggregator*> timed(const std::vector<Aggregator*>& aggregators)
 
 void Pairing::time(uint64_t ts) {
     for (TimedAggregator* a : timed_)
-        a->on_time(ts);
+        a->show(ts);
 }
 
 void Pairing::born(Allocation& a) {

@@ -55,11 +55,26 @@ public:
     virtual void finish(uint64_t /*end_ts*/, Report& /*report*/) {}
 };
 
-// An aggregator that is also told every event's time, before the event. Only the few that need it
-// are: a call per aggregator per event was 3 % of the analyzer's instructions.
+// An aggregator that is also told events' times, before the events. Only the few that need it
+// are, and only when they ask: a virtual call per aggregator per event was 3 % of the analyzer's
+// instructions. on_time comes once an event's time reaches wake_ts() (0, the default: every
+// event's); events() counts every event it was shown, whether on_time came or not.
 class TimedAggregator : public Aggregator {
 public:
     virtual void on_time(uint64_t ts) = 0;
+    uint64_t wake_ts() const { return wake_ts_; }
+    uint64_t events() const { return events_; }
+    // What Pairing (and a Window, for the aggregators behind it) does before each event.
+    void show(uint64_t ts) {
+        events_ += 1;
+        if (ts >= wake_ts_) on_time(ts);
+    }
+
+protected:
+    uint64_t wake_ts_ = 0;
+
+private:
+    uint64_t events_ = 0;
 };
 
 // Those of `aggregators` that are timed.

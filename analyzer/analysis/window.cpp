@@ -89,7 +89,7 @@ void Window::on_time(uint64_t ts) {
     if (!in_time(ts)) return;
     last_ts_ = ts;
     for (TimedAggregator* g : inner_timed_)
-        g->on_time(ts);
+        g->show(ts);
 }
 
 void Window::on_alloc(Allocation& a) {

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "analysis/aggregate/allocation_log.h"
+#include "analysis/aggregate/loop_lifetimes.h"
 #include "analysis/aggregate/timeline.h"
 #include "analysis/aggregate/totals.h"
 #include "analysis/window.h"
@@ -306,6 +307,77 @@ TEST(Window, AggregatorsBehindItFinishAtItsEnd) {
     EXPECT_EQ(report.sites[0].live_count_end[0], 2u);
     EXPECT_EQ(report.summary.unknown_frees, 0u);
     EXPECT_EQ(report.summary.events, 2u);
+}
+
+// A timed aggregator is told a time only once it reaches what it asked for (wake_ts), and counts
+// every event it was shown.
+TEST(TimedAggregator, ToldTimesFromWhatItAsksAndCountsEveryEvent) {
+    struct Sleeper : Recorder {
+        explicit Sleeper(uint64_t wake) { wake_ts_ = wake; }
+    } sleeper(30);
+    Recorder every;
+    Pairing p({&sleeper, &every});
+    for (uint64_t ts : {10, 20, 30, 30, 40})
+        p.time(ts);
+    EXPECT_EQ(sleeper.times, (std::vector<uint64_t>{30, 30, 40}));
+    EXPECT_EQ(every.times, (std::vector<uint64_t>{10, 20, 30, 30, 40}));
+    EXPECT_EQ(sleeper.events(), 5u);
+    EXPECT_EQ(every.events(), 5u);
+}
+
+// LoopLifetimes asks for the time only at its next iteration boundary and at the teardown: the
+// same results as when told every event's time, with events falling exactly on boundaries, one
+// nanosecond either side of them, and on the teardown.
+TEST(LoopLifetimes, AskingForBoundariesOnlyChangesNothing) {
+    Loops loops = five_iterations();
+    loops.teardown_ts = 555;
+    for (uint32_t site = 0; site < 4; ++site)
+        loops.by_site_thread[uint64_t{site} << 32] = 0;
+    std::mt19937_64 random(7);
+    std::vector<uint64_t> times;
+    for (uint64_t t : {99, 100, 101, 199, 200, 201, 300, 399, 400, 500, 555, 556, 557, 600, 601})
+        times.push_back(t);
+    for (int i = 0; i < 300; ++i)
+        times.push_back(90 + random() % 530);
+    std::sort(times.begin(), times.end());
+    LoopLifetimes asking(loops), told(loops);
+    Pairing pairing({&asking});
+    std::vector<std::pair<uint64_t, Allocation>> live; // (address, allocation told)
+    uint64_t next_address = 0x1000;
+    for (uint64_t ts : times) {
+        pairing.time(ts);
+        told.on_time(ts);
+        if (live.empty() || random() % 2) {
+            Allocation a = change(ts, next_address, 64 + random() % 64, random() % 4);
+            pairing.alloc(a, next_address, false);
+            told.on_alloc(a);
+            live.push_back({next_address, a});
+            next_address += 0x100;
+        } else {
+            size_t k = random() % live.size();
+            pairing.free(free_of(ts, live[k].first));
+            told.on_free(live[k].second, ts, true);
+            live.erase(live.begin() + static_cast<long>(k));
+        }
+    }
+    Report by_asking, by_telling;
+    pairing.finish(700, by_asking);
+    told.finish(700, by_telling);
+    auto dump = [](const LoopLifetimes& l) {
+        std::string out;
+        for (const SiteLoopStats& p : l.pairs()) {
+            out += std::to_string(p.site) + " " + std::to_string(p.allocations) + " " +
+                   std::to_string(p.first_iteration) + " " + std::to_string(p.outlived) + " " +
+                   std::to_string(p.teardown_count) + " " + std::to_string(p.emptied_ts) + ":";
+            for (const IterationSample& s : p.series)
+                out += " " + std::to_string(s.iteration) + "=" + std::to_string(s.bytes) + "/" +
+                       std::to_string(s.count);
+            out += "\n";
+        }
+        return out;
+    };
+    EXPECT_EQ(dump(asking), dump(told));
+    EXPECT_FALSE(dump(told).empty());
 }
 
 TEST(Baseline, Thresholds) {

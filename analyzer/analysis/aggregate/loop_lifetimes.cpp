@@ -1,5 +1,7 @@
 #include "analysis/aggregate/loop_lifetimes.h"
 
+#include <algorithm>
+
 #include "analysis/verdicts.h"
 
 namespace gpuleak::analyzer {
@@ -83,6 +85,13 @@ void LoopLifetimes::on_time(uint64_t ts) {
         cross_boundary(loop);
     }
     if (!teardown_taken_ && ts > loops_.teardown_ts) take_teardown();
+    wake();
+}
+
+void LoopLifetimes::wake() {
+    wake_ts_ = boundaries_.empty() ? ~uint64_t{0} : boundaries_.top().first;
+    if (!teardown_taken_ && loops_.teardown_ts < ~uint64_t{0})
+        wake_ts_ = std::min(wake_ts_, loops_.teardown_ts + 1);
 }
 
 void LoopLifetimes::on_alloc(Allocation& a) {

@@ -53,6 +53,7 @@ private:
     void touch(SiteLoopStats& p, uint32_t slot);
     void cross_boundary(uint32_t loop);
     void take_teardown();
+    void wake(); // wake_ts_: the next boundary, or the teardown
 
     const Loops& loops_;
     std::vector<SiteLoopStats> pairs_;

@@ -14,10 +14,6 @@ SiteStats& Totals::site(uint32_t id) {
     return sites_[id];
 }
 
-void Totals::on_time(uint64_t) {
-    summary_.events += 1;
-}
-
 void Totals::on_alloc(Allocation& a) {
     SiteStats& st = site(a.site);
     int k = live_class(a.kind);
@@ -59,7 +55,7 @@ void Totals::on_unpaired_free(const format::Record& r) {
 
 void Totals::finish(uint64_t end_ts, Report& report) {
     Summary& s = report.summary;
-    s.events = summary_.events;
+    s.events = events();
     s.allocations = summary_.allocations;
     s.frees = summary_.frees;
     s.failed_allocations = summary_.failed_allocations;

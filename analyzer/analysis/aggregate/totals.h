@@ -6,9 +6,11 @@
 
 namespace gpuleak::analyzer {
 
+// Timed for its count of events alone: it never asks for a time.
 class Totals : public TimedAggregator {
 public:
-    void on_time(uint64_t ts) override;
+    Totals() { wake_ts_ = ~uint64_t{0}; }
+    void on_time(uint64_t) override {}
     void on_alloc(Allocation& a) override;
     void on_free(const Allocation& a, uint64_t ts, bool freed) override;
     void on_failed(const FailedAllocation& f) override;
