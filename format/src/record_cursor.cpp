@@ -9,50 +9,39 @@ constexpr uint64_t kMaxListEntries = 1 << 16;
 // time delta in the column.
 constexpr ptrdiff_t kAllocFieldBytes = 7 * 10, kFreeFieldBytes = 4 * 10, kTimeBytes = 10;
 
-// A varint the caller knows has ten bytes to run in; false past ten bytes.
-[[gnu::always_inline]] inline bool varint_up(const uint8_t*& p, uint64_t& v) {
-    uint64_t b = *p++;
-    v = b & 0x7F;
-    for (int shift = 7; b & 0x80; shift += 7) {
-        if (shift > 63) [[unlikely]]
-            return false;
-        b = *p++;
-        v |= (b & 0x7F) << shift;
-    }
-    return true;
-}
-
-// The same for the time column, read downward.
-[[gnu::always_inline]] inline bool varint_down(const uint8_t*& p, uint64_t& v) {
-    uint64_t b = *--p;
-    v = b & 0x7F;
-    for (int shift = 7; b & 0x80; shift += 7) {
-        if (shift > 63) [[unlikely]]
-            return false;
-        b = *--p;
-        v |= (b & 0x7F) << shift;
-    }
-    return true;
-}
-
 Api api_of(uint64_t v) {
     return v < static_cast<uint64_t>(Api::Count) ? static_cast<Api>(v) : Api::Unknown;
+}
+bool is_kind(uint64_t v) {
+    return v < static_cast<uint64_t>(kMemKindCount);
+}
+bool is_space(uint64_t v) {
+    return v <= static_cast<uint64_t>(Space::VmmHandle);
 }
 
 } // namespace
 
+bool RecordCursor::bad_kind() {
+    error_ = "bad memory kind";
+    return false;
+}
+
+bool RecordCursor::bad_space() {
+    error_ = "bad address space";
+    return false;
+}
+
 [[gnu::always_inline]] inline bool RecordCursor::alloc_unchecked(Record& r) {
     const uint8_t* p = pos_;
     const uint8_t* column = column_;
+    auto field = [&p](uint64_t & v) __attribute__((always_inline)) {
+        return unchecked_varint<false>(p, v);
+    };
     uint64_t dt, api, kind, device, address, size, stack, py_stack;
-    if (!varint_down(column, dt) || !varint_up(p, api) || !varint_up(p, kind))
+    if (!unchecked_varint<true>(column, dt) || !field(api) || !field(kind))
         return varint_too_long();
-    if (kind >= static_cast<uint64_t>(kMemKindCount)) {
-        error_ = "bad memory kind";
-        return false;
-    }
-    if (!varint_up(p, device) || !varint_up(p, address) || !varint_up(p, size) ||
-        !varint_up(p, stack) || !varint_up(p, py_stack))
+    if (!is_kind(kind)) return bad_kind();
+    if (!field(device) || !field(address) || !field(size) || !field(stack) || !field(py_stack))
         return varint_too_long();
     pos_ = p;
     column_ = column;
@@ -71,14 +60,14 @@ Api api_of(uint64_t v) {
 [[gnu::always_inline]] inline bool RecordCursor::free_unchecked(Record& r) {
     const uint8_t* p = pos_;
     const uint8_t* column = column_;
+    auto field = [&p](uint64_t & v) __attribute__((always_inline)) {
+        return unchecked_varint<false>(p, v);
+    };
     uint64_t dt, api, space, address, result;
-    if (!varint_down(column, dt) || !varint_up(p, api) || !varint_up(p, space))
+    if (!unchecked_varint<true>(column, dt) || !field(api) || !field(space))
         return varint_too_long();
-    if (space > static_cast<uint64_t>(Space::VmmHandle)) {
-        error_ = "bad address space";
-        return false;
-    }
-    if (!varint_up(p, address) || !varint_up(p, result)) return varint_too_long();
+    if (!is_space(space)) return bad_space();
+    if (!field(address) || !field(result)) return varint_too_long();
     pos_ = p;
     column_ = column;
     ts_ += dt;
@@ -182,15 +171,12 @@ bool RecordCursor::next(Record& r) {
     };
     auto api = [&]() __attribute__((always_inline)) {
         if (!varint(v)) return false;
-        r.api = v < static_cast<uint64_t>(Api::Count) ? static_cast<Api>(v) : Api::Unknown;
+        r.api = api_of(v);
         return true;
     };
     auto kind = [&]() __attribute__((always_inline)) {
         if (!varint(v)) return false;
-        if (v >= static_cast<uint64_t>(kMemKindCount)) {
-            error_ = "bad memory kind";
-            return false;
-        }
+        if (!is_kind(v)) return bad_kind();
         r.kind = static_cast<MemKind>(v);
         return true;
     };
@@ -236,7 +222,7 @@ bool RecordCursor::next(Record& r) {
         if (column_ && end_ - pos_ >= kFreeFieldBytes && column_ - end_ >= kTimeBytes) [[likely]]
             return free_unchecked(r);
         if (!dt() || !api() || !u(v)) return false;
-        if (v > static_cast<uint64_t>(Space::VmmHandle)) return error_ = "bad address space", false;
+        if (!is_space(v)) return bad_space();
         r.space = static_cast<Space>(v);
         return u(r.address) && s(r.result);
     }

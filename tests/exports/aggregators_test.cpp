@@ -334,9 +334,8 @@ TEST(LoopLifetimes, AskingForBoundariesOnlyChangesNothing) {
     for (uint32_t site = 0; site < 4; ++site)
         loops.by_site_thread[uint64_t{site} << 32] = 0;
     std::mt19937_64 random(7);
-    std::vector<uint64_t> times;
-    for (uint64_t t : {99, 100, 101, 199, 200, 201, 300, 399, 400, 500, 555, 556, 557, 600, 601})
-        times.push_back(t);
+    std::vector<uint64_t> times = {99,  100, 101, 199, 200, 201, 300, 399,
+                                   400, 500, 555, 556, 557, 600, 601};
     for (int i = 0; i < 300; ++i)
         times.push_back(90 + random() % 530);
     std::sort(times.begin(), times.end());

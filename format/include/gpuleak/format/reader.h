@@ -77,27 +77,25 @@ private:
     [[gnu::always_inline]] bool varint(uint64_t& v) {
         if (end_ - pos_ < 10) [[unlikely]]
             return varint_near_end(v);
-        uint64_t b = *pos_++;
-        v = b & 0x7F;
-        for (int shift = 7; b & 0x80; shift += 7) {
-            if (shift > 63) [[unlikely]]
-                return varint_too_long();
-            b = *pos_++;
-            v |= (b & 0x7F) << shift;
-        }
-        return true;
+        return unchecked_varint<false>(pos_, v) || varint_too_long();
     }
     // The next dt: from the time column (read downward, to the end of the records), or inline.
     [[gnu::always_inline]] bool time(uint64_t& v) {
         if (!column_) return varint(v);
         if (column_ - end_ < 10) [[unlikely]]
             return time_near_end(v);
-        uint64_t b = *--column_;
+        return unchecked_varint<true>(column_, v) || varint_too_long();
+    }
+    // A varint whose ten bytes the caller knows are there, read upward from `p` (records) or
+    // downward (the time column); false past ten bytes.
+    template <bool kDownward>
+    [[gnu::always_inline]] static bool unchecked_varint(const uint8_t*& p, uint64_t& v) {
+        uint64_t b = kDownward ? *--p : *p++;
         v = b & 0x7F;
         for (int shift = 7; b & 0x80; shift += 7) {
             if (shift > 63) [[unlikely]]
-                return varint_too_long();
-            b = *--column_;
+                return false;
+            b = kDownward ? *--p : *p++;
             v |= (b & 0x7F) << shift;
         }
         return true;
@@ -110,6 +108,8 @@ private:
     [[gnu::cold]] bool at_end();
     [[gnu::cold]] bool varint_near_end(uint64_t& v);
     [[gnu::cold]] bool varint_too_long();
+    [[gnu::cold]] bool bad_kind();
+    [[gnu::cold]] bool bad_space();
     bool string(std::string& s, size_t max = 1 << 20);
     const uint8_t* pos_;
     const uint8_t* end_;              // of the records; the time column begins here
