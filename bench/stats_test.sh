@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench.stats: scripts/bench_stats.sh's arithmetic and verdicts, on numbers worked out by hand.
+set -euo pipefail
+# shellcheck source=scripts/bench_stats.sh
+source "$(dirname "$0")/../scripts/bench_stats.sh"
+
+failures=0
+expect() { # expect WHAT ACTUAL EXPECTED
+    if [[ $2 != "$3" ]]; then
+        echo "FAIL: $1: got '$2', expected '$3'"
+        failures=$((failures + 1))
+    fi
+}
+
+expect "median of an odd count" "$(printf '5\n1\n3\n' | median)" 3
+expect "median of an even count (lower middle)" "$(printf '4\n1\n3\n2\n' | median)" 2
+expect "spread" "$(printf '7.4\n-2.6\n3\n' | spread)" "-3 to 7"
+
+# Rounds "a_small a_large b_small b_large" of 1 and 101 units: A costs 10 a unit, B 10 + 3, 10 + 5
+# and 10 - 1 (a round where the machine slowed A down).
+rounds=$'100 1100 200 1500\n100 1100 200 1700\n300 1300 200 1100'
+expect "paired differences" "$(echo "$rounds" | paired_differences 1 101 | tr '\n' ' ')" "3.000 5.000 -1.000 "
+expect "A's cost per unit" "$(echo "$rounds" | per_unit_of_rounds 1 101 1 | median)" "10.000"
+expect "B's cost per unit" "$(echo "$rounds" | per_unit_of_rounds 1 101 3 | median)" "13.000"
+# Python rounds: no small runs, the loop's own time.
+expect "a round without small runs" "$(echo "0 600000 0 660000" | paired_differences 0 3000)" "20.000"
+
+expect "at most, met" "$(verdict 40 '<=' 40)" "yes"
+expect "at most, missed" "$(verdict 41 '<=' 40)" "**no**"
+expect "at least, met" "$(verdict 3.1 '>=' 3)" "yes"
+expect "at least, missed" "$(verdict 0.4 '>=' 3)" "**no**"
+expect "a positive cost is judged" "$(cost_verdict 39 '<=' 40)" "yes"
+expect "a negative cost is not a target met" "$(cost_verdict -137 '<=' 200)" "not measured (difference -137: noise)"
+expect "a zero cost is not a target met" "$(cost_verdict 0 '<=' 200)" "not measured (difference 0: noise)"
+expect "ratio of costs" "$(cost_ratio 291 640)" "0.45"
+expect "ratio with a negative numerator" "$(cost_ratio -5 640)" "-"
+expect "ratio with a zero denominator" "$(cost_ratio 291 0)" "-"
+expect "verdict on a ratio" "$(ratio_verdict 1.43 '<=' 1.5)" "yes"
+expect "verdict on no ratio" "$(ratio_verdict - '<=' 1.5)" "not measured (a difference ≤ 0: noise)"
+
+if ((failures)); then exit 1; fi
+echo "bench.stats: all passed"

@@ -1,0 +1,56 @@
+# Arithmetic and verdicts of scripts/bench.sh, sourced by it and by bench/stats_test.sh.
+#
+# The costs bench.sh reports are differences of two runs' CPU times (traced minus untraced, walk on
+# minus off). On a noisy VM such a difference can come out at zero or below, which would "meet"
+# any "at most" target: a verdict on it says "not measured" instead, and a ratio of it is "-".
+
+calc() { awk "BEGIN { printf \"%.${2:-0}f\", $1 }"; }
+
+# Reads numbers, one per line; prints the middle one (the lower middle of an even count).
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# Reads numbers, one per line; prints "lowest to highest", rounded.
+spread() { sort -n | awk '{ v[NR] = $1 } END { printf "%.0f to %.0f", v[1], v[NR] }'; }
+
+# verdict VALUE OP TARGET -> "yes" / "**no**" (OP: <= or >=).
+verdict() {
+    awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == "<=") ? (v <= t) : (v >= t); print ok ? "yes" : "**no**" }'
+}
+
+# cost_verdict COST OP TARGET: a verdict on a cost that is a difference of runs; "not measured"
+# where the difference is not positive.
+cost_verdict() {
+    if awk -v v="$1" 'BEGIN { exit !(v > 0) }'; then
+        verdict "$1" "$2" "$3"
+    else
+        echo "not measured (difference $1: noise)"
+    fi
+}
+
+# cost_ratio A B [DIGITS]: A / B for two costs that are differences of runs; "-" unless both are
+# positive.
+cost_ratio() {
+    if awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > 0 && b > 0) }'; then
+        calc "$1 / $2" "${3:-2}"
+    else
+        echo "-"
+    fi
+}
+
+# ratio_verdict RATIO OP TARGET: a verdict on a cost_ratio ("-": not measured).
+ratio_verdict() {
+    if [[ $1 == - ]]; then echo "not measured (a difference ≤ 0: noise)"; else verdict "$1" "$2" "$3"; fi
+}
+
+# paired_differences UNITS_SMALL UNITS_LARGE: reads rounds, one per line, of four CPU times
+# "a_small a_large b_small b_large" (A and B run in turn within a round, so that both see the same
+# phase of a noisy machine); prints, one per line, each round's B cost per unit minus A's.
+paired_differences() {
+    awk -v s="$1" -v l="$2" '{ printf "%.3f\n", (($4 - $3) - ($2 - $1)) / (l - s) }'
+}
+
+# per_unit_of_rounds UNITS_SMALL UNITS_LARGE COLUMN: reads the same rounds; prints, one per line, the
+# cost per unit of the runs in COLUMN (1: A, 3: B) alone.
+per_unit_of_rounds() {
+    awk -v s="$1" -v l="$2" -v c="$3" '{ printf "%.3f\n", ($(c + 1) - $c) / (l - s) }'
+}
