@@ -15,6 +15,7 @@ expect() { # expect WHAT ACTUAL EXPECTED
 expect "median of an odd count" "$(printf '5\n1\n3\n' | median)" 3
 expect "median of an even count (lower middle)" "$(printf '4\n1\n3\n2\n' | median)" 2
 expect "spread" "$(printf '7.4\n-2.6\n3\n' | spread)" "-3 to 7"
+expect "spread to two decimals" "$(printf '0.861\n0.4\n0.57\n' | spread 2)" "0.40 to 0.86"
 
 # Rounds "a_small a_large b_small b_large" of 1 and 101 units: A costs 10 a unit, B 10 + 3, 10 + 5
 # and 10 - 1 (a round where the machine slowed A down).

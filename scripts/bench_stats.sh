@@ -9,8 +9,9 @@ calc() { awk "BEGIN { printf \"%.${2:-0}f\", $1 }"; }
 # Reads numbers, one per line; prints the middle one (the lower middle of an even count).
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# Reads numbers, one per line; prints "lowest to highest", rounded.
-spread() { sort -n | awk '{ v[NR] = $1 } END { printf "%.0f to %.0f", v[1], v[NR] }'; }
+# spread [DIGITS]: reads numbers, one per line; prints "lowest to highest", rounded to DIGITS
+# decimals (default 0).
+spread() { sort -n | awk -v d="${1:-0}" '{ v[NR] = $1 } END { f = "%." d "f"; printf f " to " f, v[1], v[NR] }'; }
 
 # verdict VALUE OP TARGET -> "yes" / "**no**" (OP: <= or >=).
 verdict() {
