@@ -246,9 +246,10 @@ if python_ready; then
     for depth in 20 100; do
         log "Python walk at $depth frames"
         # Rounds of one run without the walk and one with it, in turn; each run times its own loop
-        # (loop_cpu_ns), so a round is "0 without 0 with" in paired_differences' terms.
+        # (loop_cpu_ns), so a round is "0 without 0 with" in paired_differences' terms. The walk is
+        # a fifth of a pair's time, so three times the rounds (a run takes half a second).
         rounds=()
-        for _ in $(seq "$repeat"); do
+        for _ in $(seq $((3 * repeat))); do
             pair=()
             for flag in 0 1; do
                 rm -f "$work/py.bin"
