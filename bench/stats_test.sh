@@ -14,6 +14,7 @@ expect() { # expect WHAT ACTUAL EXPECTED
 
 expect "median of an odd count" "$(printf '5\n1\n3\n' | median)" 3
 expect "median of an even count (lower middle)" "$(printf '4\n1\n3\n2\n' | median)" 2
+expect "least" "$(printf '5\n-1.5\n3\n' | least)" -1.5
 expect "spread" "$(printf '7.4\n-2.6\n3\n' | spread)" "-3 to 7"
 expect "spread to two decimals" "$(printf '0.861\n0.4\n0.57\n' | spread 2)" "0.40 to 0.86"
 
@@ -21,10 +22,19 @@ expect "spread to two decimals" "$(printf '0.861\n0.4\n0.57\n' | spread 2)" "0.4
 # and 10 - 1 (a round where the machine slowed A down).
 rounds=$'100 1100 200 1500\n100 1100 200 1700\n300 1300 200 1100'
 expect "paired differences" "$(echo "$rounds" | paired_differences 1 101 | tr '\n' ' ')" "3.000 5.000 -1.000 "
-expect "A's cost per unit" "$(echo "$rounds" | per_unit_of_rounds 1 101 1 | median)" "10.000"
-expect "B's cost per unit" "$(echo "$rounds" | per_unit_of_rounds 1 101 3 | median)" "13.000"
+# The least times: A 100 and 1100 (10 a unit), B 200 and 1100 (9 a unit).
+expect "A's best cost per unit" "$(echo "$rounds" | best_per_unit 1 101 1)" "10.000"
+expect "B's best cost per unit" "$(echo "$rounds" | best_per_unit 1 101 3)" "9.000"
+expect "best difference" "$(echo "$rounds" | best_difference 1 101)" "-1.000"
+# A slow round adds to one side only: the least times ignore it where the median would not.
+slow=$'100 1100 200 1400\n100 1100 200 1400\n100 5100 200 1400'
+expect "best difference past a slow round" "$(echo "$slow" | best_difference 1 101)" "2.000"
+# The minima are taken column by column: the least small and the least large run may be of
+# different rounds.
+mixed=$'100 1200 300 1500\n200 1100 200 1600'
+expect "minima column by column" "$(echo "$mixed" | best_per_unit 1 101 1)" "10.000"
 # Python rounds: no small runs, the loop's own time.
-expect "a round without small runs" "$(echo "0 600000 0 660000" | paired_differences 0 3000)" "20.000"
+expect "a round without small runs" "$(echo "0 600000 0 660000" | best_difference 0 3000)" "20.000"
 
 expect "at most, met" "$(verdict 40 '<=' 40)" "yes"
 expect "at most, missed" "$(verdict 41 '<=' 40)" "**no**"

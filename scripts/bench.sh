@@ -4,14 +4,14 @@
 #
 #   scripts/bench.sh                 the full run: 6 to 10 minutes on 2 cores, 2.7 GB of $TMPDIR
 #   BENCH_SCALE=0.1 scripts/bench.sh  every count scaled (a quick look; the 100 M- and 1 G-event rows too)
-#   BENCH_REPEAT=5 scripts/bench.sh   rounds per measurement (default 3; the median is kept)
+#   BENCH_REPEAT=5 scripts/bench.sh   rounds per measurement (default 3; each side's least time is kept)
 #
 # Times are CPU times (user + system) of whole process trees: a tracer's helper processes and threads
 # (heaptrack_interpret and its compressor, gpuleak's writer thread) count like the traced program.
 # Costs per event are differences between runs with many events and runs with one, so start-up and
 # exit costs (about a second of CPU for heaptrack) cancel out; a tracer's cost is the difference
-# from the untraced program run in the same round (paired()), so that a slow phase of the machine
-# falls on both. A cost that comes out at zero or below is "not measured", never a target met.
+# from the untraced program, both run in turn in each round (paired()), each side's least time kept:
+# a neighbour's load only ever adds time. A cost that comes out at zero or below is "not measured", never a target met.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,8 +60,8 @@ run_measured() {
 
 # paired A_ARRAY B_ARRAY SMALL LARGE: the cost per unit of count of B over A (arrays holding
 # commands, with {N} where the count goes). Each of $repeat rounds runs A and B in turn with SMALL
-# and with LARGE units; sets DIFF (the median of the rounds' B-minus-A costs per unit), DIFF_SPREAD
-# (their lowest and highest) and PER_A (the median of A's own cost per unit).
+# and with LARGE units; sets DIFF (B's best cost per unit minus A's, bench_stats.sh), DIFF_SPREAD
+# (the lowest and highest of the rounds' own differences: the noise) and PER_A (A's best cost).
 paired() {
     local -n cmd_a=$1 cmd_b=$2
     local small=$3 large=$4 rounds=() a_small a_large b_small b_large
@@ -72,10 +72,9 @@ paired() {
         run_measured b "${cmd_b[@]//\{N\}/$large}"; b_large=$CPU
         rounds+=("$a_small $a_large $b_small $b_large")
     done
-    DIFF=$(printf '%s\n' "${rounds[@]}" | paired_differences "$small" "$large" | median)
-    DIFF=$(calc "$DIFF" 1)
-    DIFF_SPREAD=$(printf '%s\n' "${rounds[@]}" | paired_differences "$small" "$large" | spread)
-    PER_A=$(printf '%s\n' "${rounds[@]}" | per_unit_of_rounds "$small" "$large" 1 | median)
+    DIFF=$(printf '%s\n' "${rounds[@]}" | best_difference "$small" "$large")
+    DIFF_SPREAD="rounds: $(printf '%s\n' "${rounds[@]}" | paired_differences "$small" "$large" | spread)"
+    PER_A=$(printf '%s\n' "${rounds[@]}" | best_per_unit "$small" "$large" 1)
 }
 
 # traced NAME: the command prefix that runs a program under libgpuleak.so, one trace per run (%p).
@@ -186,8 +185,8 @@ row "4" "trace bytes per event, mixed (2000 stacks, random sizes and lifetimes, 
 # --- 5. analyzer ---------------------------------------------------------------------------------
 # Issue 15 sets the analyzer's target on wall-clock time (an analyzer may use every core);
 # heaptrack_print uses one, so its wall and CPU times are about the same. Both are shown. Each round
-# runs gpuleak-report and heaptrack_print in turn on their traces (each written once); the ratio is
-# the median of the rounds' ratios, the rates and peak RSS the medians of each side's runs.
+# runs gpuleak-report and heaptrack_print in turn on their traces (each written once); each side's
+# rate is from its least wall time (its CPU rate from its least CPU time), peak RSS the median.
 for events in 10000000 100000000; do
     n=$(count $events)
     log "analyzer on $n events"
@@ -202,12 +201,12 @@ for events in 10000000 100000000; do
         ratios+=("$(calc "$WALL / ${gl_walls[-1]}" 3)") # gpuleak's rate over heaptrack_print's
     done
     rm -f "$work/synth.bin" "$work"/htrec.zst
-    gl_wall=$(printf '%s\n' "${gl_walls[@]}" | median) gl_cpu=$(printf '%s\n' "${gl_cpus[@]}" | median)
+    gl_wall=$(printf '%s\n' "${gl_walls[@]}" | least) gl_cpu=$(printf '%s\n' "${gl_cpus[@]}" | least)
     gl_rss=$(printf '%s\n' "${gl_rsss[@]}" | median)
-    ht_wall=$(printf '%s\n' "${ht_walls[@]}" | median) ht_cpu=$(printf '%s\n' "${ht_cpus[@]}" | median)
+    ht_wall=$(printf '%s\n' "${ht_walls[@]}" | least) ht_cpu=$(printf '%s\n' "${ht_cpus[@]}" | least)
     ht_rss=$(printf '%s\n' "${ht_rsss[@]}" | median)
-    ratio=$(printf '%s\n' "${ratios[@]}" | median)
-    ratio_spread=$(printf '%s\n' "${ratios[@]}" | spread 2)
+    ratio=$(calc "$ht_wall / $gl_wall" 3)
+    ratio_spread="rounds: $(printf '%s\n' "${ratios[@]}" | spread 2)"
     gl_rate=$(calc "$n / ($gl_wall / 1e9) / 1e6" 1)
     ht_rate=$(calc "$n / ($ht_wall / 1e9) / 1e6" 1)
     row "5" "gpuleak-report on $n events (synthetic loop, real encoder): M events per wall second (per CPU second: $(calc "$n / ($gl_cpu / 1e9) / 1e6" 1))" \
@@ -259,10 +258,9 @@ if python_ready; then
             done
             rounds+=("0 ${pair[0]} 0 ${pair[1]}")
         done
-        walk=$(printf '%s\n' "${rounds[@]}" | paired_differences 0 "$py_pairs" | median)
-        walk=$(calc "$walk" 0)
-        walk_spread=$(printf '%s\n' "${rounds[@]}" | paired_differences 0 "$py_pairs" | spread)
-        native=$(calc "$(printf '%s\n' "${rounds[@]}" | per_unit_of_rounds 0 "$py_pairs" 1 | median)" 0)
+        walk=$(calc "$(printf '%s\n' "${rounds[@]}" | best_difference 0 "$py_pairs")" 0)
+        walk_spread="rounds: $(printf '%s\n' "${rounds[@]}" | paired_differences 0 "$py_pairs" | spread)"
+        native=$(calc "$(printf '%s\n' "${rounds[@]}" | best_per_unit 0 "$py_pairs" 1)" 0)
         # Issue 15's target is set for 20 frames; 100 frames shows how the walk scales.
         py_target="-"
         [ "$depth" = 20 ] && py_target="≤ 200 ns: $(cost_verdict "$walk" '<=' 200)"
@@ -278,7 +276,7 @@ fi
 echo
 echo "gpuleak benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "scale $scale, $repeat rounds per measurement (median; in brackets the lowest and highest round), $(($(date +%s) - started)) s in all"
+echo "scale $scale, $repeat rounds per measurement (each side's least time; in brackets the range of the rounds' own differences or ratios), $(($(date +%s) - started)) s in all"
 echo
 echo "| # | measure | gpuleak | compared with | ratio | target met |"
 echo "|---|---|---|---|---|---|"

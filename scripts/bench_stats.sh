@@ -6,6 +6,9 @@
 
 calc() { awk "BEGIN { printf \"%.${2:-0}f\", $1 }"; }
 
+# Reads numbers, one per line; prints the least.
+least() { sort -n | head -1; }
+
 # Reads numbers, one per line; prints the middle one (the lower middle of an even count).
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -43,15 +46,30 @@ ratio_verdict() {
     if [[ $1 == - ]]; then echo "not measured (a difference ≤ 0: noise)"; else verdict "$1" "$2" "$3"; fi
 }
 
-# paired_differences UNITS_SMALL UNITS_LARGE: reads rounds, one per line, of four CPU times
-# "a_small a_large b_small b_large" (A and B run in turn within a round, so that both see the same
-# phase of a noisy machine); prints, one per line, each round's B cost per unit minus A's.
+# The rounds below are lines of four CPU times "a_small a_large b_small b_large": programs A and B
+# (untraced and traced, say), each run with UNITS_SMALL and with UNITS_LARGE units of work, all four
+# in turn within a round so that both programs see the same phases of a noisy machine.
+
+# paired_differences UNITS_SMALL UNITS_LARGE: reads rounds; prints, one per line, each round's B
+# cost per unit minus A's (their spread shows the noise).
 paired_differences() {
     awk -v s="$1" -v l="$2" '{ printf "%.3f\n", (($4 - $3) - ($2 - $1)) / (l - s) }'
 }
 
-# per_unit_of_rounds UNITS_SMALL UNITS_LARGE COLUMN: reads the same rounds; prints, one per line, the
-# cost per unit of the runs in COLUMN (1: A, 3: B) alone.
-per_unit_of_rounds() {
-    awk -v s="$1" -v l="$2" -v c="$3" '{ printf "%.3f\n", ($(c + 1) - $c) / (l - s) }'
+# best_per_unit UNITS_SMALL UNITS_LARGE COLUMN: reads rounds; prints the cost per unit of the
+# program in COLUMN (1: A, 3: B) from its least CPU time at each count. A neighbour's load only ever
+# adds CPU time (a VM's stolen cycles count as the program's), so the least time of several runs is
+# the closest to what the program itself costs.
+best_per_unit() {
+    awk -v s="$1" -v l="$2" -v c="$3" '
+        NR == 1 || $c < lo_small { lo_small = $c }
+        NR == 1 || $(c + 1) < lo_large { lo_large = $(c + 1) }
+        END { printf "%.3f\n", (lo_large - lo_small) / (l - s) }'
+}
+
+# best_difference UNITS_SMALL UNITS_LARGE: reads rounds; prints B's best cost per unit minus A's.
+best_difference() {
+    local rounds
+    rounds=$(cat)
+    calc "$(echo "$rounds" | best_per_unit "$1" "$2" 3) - $(echo "$rounds" | best_per_unit "$1" "$2" 1)" 3
 }
