@@ -10,8 +10,9 @@
 # (heaptrack_interpret and its compressor, gpuleak's writer thread) count like the traced program.
 # Costs per event are differences between runs with many events and runs with one, so start-up and
 # exit costs (about a second of CPU for heaptrack) cancel out; a tracer's cost is the difference
-# from the untraced program, both run in turn in each round (paired()), each side's least time kept:
-# a neighbour's load only ever adds time. A cost that comes out at zero or below is "not measured", never a target met.
+# from the untraced program, both run in turn in each round (paired()), each side's least time
+# kept: a neighbour's load only ever adds time. A cost that comes out at zero or below is "not
+# measured", never a target met.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
