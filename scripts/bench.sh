@@ -59,10 +59,20 @@ run_measured() {
     OUT=$(cat "$work/$name.out")
 }
 
+# from_rounds SMALL LARGE ROUND...: from rounds of bench_stats.sh's "a_small a_large b_small
+# b_large", sets DIFF (B's best cost per unit minus A's), DIFF_SPREAD (the lowest and highest of the
+# rounds' own differences: the noise) and PER_A (A's best cost per unit).
+from_rounds() {
+    local small=$1 large=$2
+    shift 2
+    DIFF=$(printf '%s\n' "$@" | best_difference "$small" "$large")
+    DIFF_SPREAD="rounds: $(printf '%s\n' "$@" | paired_differences "$small" "$large" | spread)"
+    PER_A=$(printf '%s\n' "$@" | best_per_unit "$small" "$large" 1)
+}
+
 # paired A_ARRAY B_ARRAY SMALL LARGE: the cost per unit of count of B over A (arrays holding
 # commands, with {N} where the count goes). Each of $repeat rounds runs A and B in turn with SMALL
-# and with LARGE units; sets DIFF (B's best cost per unit minus A's, bench_stats.sh), DIFF_SPREAD
-# (the lowest and highest of the rounds' own differences: the noise) and PER_A (A's best cost).
+# and with LARGE units; sets what from_rounds sets.
 paired() {
     local -n cmd_a=$1 cmd_b=$2
     local small=$3 large=$4 rounds=() a_small a_large b_small b_large
@@ -73,9 +83,7 @@ paired() {
         run_measured b "${cmd_b[@]//\{N\}/$large}"; b_large=$CPU
         rounds+=("$a_small $a_large $b_small $b_large")
     done
-    DIFF=$(printf '%s\n' "${rounds[@]}" | best_difference "$small" "$large")
-    DIFF_SPREAD="rounds: $(printf '%s\n' "${rounds[@]}" | paired_differences "$small" "$large" | spread)"
-    PER_A=$(printf '%s\n' "${rounds[@]}" | best_per_unit "$small" "$large" 1)
+    from_rounds "$small" "$large" "${rounds[@]}"
 }
 
 # traced NAME: the command prefix that runs a program under libgpuleak.so, one trace per run (%p).
@@ -246,7 +254,7 @@ if python_ready; then
     for depth in 20 100; do
         log "Python walk at $depth frames"
         # Rounds of one run without the walk and one with it, in turn; each run times its own loop
-        # (loop_cpu_ns), so a round is "0 without 0 with" in paired_differences' terms. The walk is
+        # (loop_cpu_ns), so a round is "0 without 0 with" in from_rounds' terms. The walk is
         # a fifth of a pair's time, so three times the rounds (a run takes half a second).
         rounds=()
         for _ in $(seq $((3 * repeat))); do
@@ -259,9 +267,8 @@ if python_ready; then
             done
             rounds+=("0 ${pair[0]} 0 ${pair[1]}")
         done
-        walk=$(calc "$(printf '%s\n' "${rounds[@]}" | best_difference 0 "$py_pairs")" 0)
-        walk_spread="rounds: $(printf '%s\n' "${rounds[@]}" | paired_differences 0 "$py_pairs" | spread)"
-        native=$(calc "$(printf '%s\n' "${rounds[@]}" | best_per_unit 0 "$py_pairs" 1)" 0)
+        from_rounds 0 "$py_pairs" "${rounds[@]}"
+        walk=$(calc "$DIFF" 0) walk_spread=$DIFF_SPREAD native=$(calc "$PER_A" 0)
         # Issue 15's target is set for 20 frames; 100 frames shows how the walk scales.
         py_target="-"
         [ "$depth" = 20 ] && py_target="≤ 200 ns: $(cost_verdict "$walk" '<=' 200)"
