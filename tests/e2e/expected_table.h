@@ -10,7 +10,7 @@
 namespace gpuleak::e2e {
 
 struct ExpectedSite {
-    std::string function, api, kind; // kind: dev, managed, pinned
+    std::string function, api, kind; // kind: dev, managed, pinned, array
     uint64_t allocations = 0, bytes_allocated = 0, live_count_end = 0, live_bytes_end = 0,
              peak_live_bytes = 0;
 };

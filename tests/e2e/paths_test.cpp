@@ -59,6 +59,7 @@ void expect_matches(const std::string& program, const Json& report, const Expect
         EXPECT_EQ(s[prefix + "live_bytes_end"], w.live_bytes_end);
         std::string kind = w.kind == "dev"      ? "device"
                            : w.kind == "pinned" ? "pinned_host"
+                           : w.kind == "array"  ? "array"
                                                 : "managed";
         EXPECT_EQ(s["kinds"], Json::array({kind}));
         ASSERT_EQ(s["apis"].size(), 1u);
@@ -95,7 +96,7 @@ TEST_P(PathTest, ReportMatchesGroundTruth) {
 INSTANTIATE_TEST_SUITE_P(Apps, PathTest,
                          testing::Values("path_direct", "path_dlsym", "path_rtld", "path_getproc",
                                          "path_runtime_dynamic", "path_runtime_static",
-                                         "path_entry_point", "path_deepbind", "vmm",
+                                         "path_entry_point", "path_deepbind", "vmm", "arrays",
                                          "scenario_leak_loop", "scenario_clean_loop",
                                          "scenario_kept_past_loop", "scenario_oom", "edge_cases"));
 
@@ -123,6 +124,23 @@ TEST(Paths, OomSnapshotNamesTheRequestAndWhatWasLive) {
     ASSERT_EQ(shell("'" + Paths::report() + "' '" + r.traces[0] + "'", &text), 0);
     EXPECT_NE(text.find("cudaMalloc of 62.0 MiB failed"), std::string::npos) << text;
     EXPECT_NE(text.find("requested by oversized_batch"), std::string::npos) << text;
+}
+
+// An array the driver refuses is a failed allocation of its estimated size, with what was live.
+TEST(Paths, RejectedArrayIsAFailedAllocationOfItsEstimate) {
+    RunResult r = run({Paths::app("arrays")}, {});
+    ASSERT_EQ(r.exit_code, 0) << r.output; // the program checks every return code itself
+    Json rep = report(r.traces.at(0));
+    ASSERT_EQ(rep["ooms"].size(), 1u);
+    const Json& failed = rep["ooms"][0];
+    EXPECT_EQ(headline_function(*site_by_id(rep, failed["site"])), "array_three_channels");
+    EXPECT_EQ(failed["api"], "cuArrayCreate_v2");
+    EXPECT_EQ(failed["requested_bytes"], 768u);
+    EXPECT_EQ(failed["error"], 1); // CUDA_ERROR_INVALID_VALUE: not an OOM
+    EXPECT_EQ(failed["live_bytes"], 16384u + 4800u);
+    // cuArrayDestroy(NULL) is not recorded at all, as cuMemFree_v2(0) is not.
+    EXPECT_EQ(rep["summary"]["failed_frees"], 0);
+    EXPECT_EQ(rep["summary"]["unknown_frees"], 0);
 }
 
 TEST(Paths, RejectedCallsAreForwardedAndCountedApart) {
