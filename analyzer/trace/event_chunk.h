@@ -1,9 +1,10 @@
 // What the merge (thread_merge.h) hands to the reader of its events (event_stream.h), possibly from
 // another core: records in the merge's order, each packed into one cache line. A decoded
 // format::Record is 336 bytes; reading those where another core wrote them cost about 25 ns an
-// event (docs/performance.md, D1), one line an event costs a few. The few records with strings or
-// lists (markers, failed allocations, code objects, modules...) travel whole beside the packed
-// ones, and so do the merge's block errors, so that the reader meets everything in one order.
+// event (docs/performance-changes.md, D1), one line an event costs a few. The few records with
+// strings or lists (markers, failed allocations, code objects, modules...) travel whole beside
+// the packed ones, and so do the merge's block errors, so that the reader meets everything in one
+// order.
 #pragma once
 
 #include <cstdint>
