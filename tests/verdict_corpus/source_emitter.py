@@ -1,0 +1,52 @@
+"""Program text with its ground truth: lines that carry `EXPECT:` or `HELPER` comments, and the
+header every generated program starts with.
+"""
+import json
+
+from corpus_model import GENERATOR_VERSION, VERDICTS, shape_summary
+
+
+# --------------------------------------------------------------------------------------------
+# Source emitter: lines with their ground-truth comments.
+
+
+class Src:
+    def __init__(self, comment):
+        self.c = comment
+        self.lines = []
+
+    def __call__(self, depth, text="", expect=None, helper=False, oom=False):
+        assert not (expect and helper)
+        line = "    " * depth + text if text else ""
+        if expect:
+            for v in expect.split("|"):
+                assert v in VERDICTS, expect
+            line += "  %s EXPECT: %s%s" % (self.c, expect, " OOM" if oom else "")
+        elif helper:
+            line += "  %s HELPER" % self.c
+        self.lines.append(line)
+
+    def block(self, text, depth=0):
+        for ln in text.strip("\n").split("\n"):
+            self.lines.append("    " * depth + ln if ln.strip() else "")
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+def header_lines(prog, c):
+    p, s = prog["pattern_obj"], prog["shape_obj"]
+    out = [
+        "%s gpuleak verdict corpus: a generated ground-truth program. Do not edit." % c,
+        "%s generator: tests/verdict_corpus/generate.py version %d, seed %d, program %s" % (
+            c, GENERATOR_VERSION, prog["seed"], prog["name"]),
+        "%s pattern: %s (%s variant): %s" % (c, p.title, prog["variant"],
+                                          p.leaky if prog["variant"] == "leaky" else p.fixed),
+        "%s field report: %s" % (c, p.source),
+        "%s shape: %s" % (c, json.dumps(shape_summary(p, s), ensure_ascii=False)),
+        "%s Ground truth: every allocating line of this program carries `EXPECT: verdict`" % c,
+        "%s (several separated by |: each is honest); HELPER lines are inside allocation" % c,
+        "%s helpers and are judged at their caller's line. OOM: the report must name this" % c,
+        "%s line for the OOM." % c,
+    ]
+    return out
