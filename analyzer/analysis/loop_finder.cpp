@@ -1,0 +1,335 @@
+// The loop finder: loops inferred from the back edges of each thread's allocation stacks
+// (LoopFinder in loops.h; the pass that feeds it is in loops.cpp).
+#include "analysis/loops.h"
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+
+namespace gpuleak::analyzer {
+namespace {
+
+constexpr uint32_t kNone = ~0u;
+
+uint64_t context_key(uint32_t parent, uint32_t function) {
+    return uint64_t{parent} << 32 | function;
+}
+
+// Python's comprehensions and generator expressions are loops by construction.
+bool is_comprehension(const std::string& function) {
+    for (const char* name : {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
+        if (function.size() >= std::char_traits<char>::length(name) &&
+            function.compare(function.size() - std::char_traits<char>::length(name),
+                             std::string::npos, name) == 0)
+            return true;
+    return false;
+}
+
+LoopStatement from_source(const CallNode& node, void*) {
+    if (node.python && is_comprehension(node.function_name))
+        return {LoopContext::InLoop, node.line, {node.line}};
+    return source_files().enclosing_loop(node.file, node.line, node.python);
+}
+
+struct FoundLoop {
+    uint32_t thread = 0, head = 0, parent = 0, function = 0;
+    uint64_t head_pc = 0, end_pc = 0;
+    int loop_line = 0; // its statement (0: none known)
+    // Where the statement stands among those enclosing the head's line (0: innermost); -1 none.
+    int depth = -1;
+    std::vector<uint64_t> starts;
+    std::vector<uint32_t> run_starts; // iterations (1-based) entered from outside the loop
+    uint64_t last_in_body = 0, exit_ts = 0;
+    uint64_t allocations = 0;
+    int64_t output = -1; // index in finish()'s result
+
+    void start(uint64_t ts, bool run) {
+        if (!starts.empty() && starts.back() == ts) {
+            // Already started at this time: an outer loop's back edge also makes it a new run.
+            if (run && (run_starts.empty() || run_starts.back() != starts.size()))
+                run_starts.push_back(static_cast<uint32_t>(starts.size()));
+            return;
+        }
+        starts.push_back(ts);
+        if (run) run_starts.push_back(static_cast<uint32_t>(starts.size()));
+    }
+};
+
+// The loops whose body holds a path, as found at `version` of the thread's loops.
+struct BodiesOfPath {
+    uint64_t version = ~uint64_t{0};
+    std::vector<uint32_t> loops;
+};
+
+struct ThreadLoops {
+    std::vector<uint32_t> prev;
+    std::unordered_map<uint32_t, uint64_t> last_entry;              // user node -> time entered
+    std::unordered_map<uint32_t, std::vector<uint32_t>> by_head;    // head node -> loops
+    std::unordered_map<uint64_t, std::vector<uint32_t>> by_context; // (parent, function) -> loops
+    std::unordered_map<uint64_t, uint64_t> min_pc;                  // (parent, function) -> pc
+    std::vector<uint32_t> in_body;                                  // loops holding `prev`
+    std::vector<uint32_t> next_in_body;                             // reused by on_alloc
+    // Which loops hold a path depends only on the path and on the thread's loops and their
+    // bodies' extents, which change only in add_back_edge (a new loop, a longer body): counted
+    // here, so a path met again (by its id) reuses what was found for it.
+    uint64_t version = 0;
+    std::vector<BodiesOfPath> bodies_by_path;
+};
+
+// The innermost loop statement enclosing both positions (lines, innermost first), and its place
+// in the first's chain; {0, -1} when none does.
+std::pair<int, int> common_loop(const std::vector<int>& target, const std::vector<int>& source) {
+    for (size_t i = 0; i < target.size(); ++i)
+        if (std::find(source.begin(), source.end(), target[i]) != source.end())
+            return {target[i], static_cast<int>(i)};
+    return {0, -1};
+}
+
+} // namespace
+
+struct LoopFinder::State {
+    const CallTree& calls;
+    LoopOracle oracle;
+    void* oracle_context;
+    std::unordered_map<uint32_t, ThreadLoops> threads;
+    std::vector<FoundLoop> loops;
+    std::vector<uint32_t> edge_heads; // heads a back edge went to at the current allocation
+
+    uint32_t parent_of(const std::vector<uint32_t>& path, size_t level) const {
+        return level ? path[level - 1] : 0;
+    }
+
+    // A back edge into `path[level]` from `source_pc`, of the loop of statement `loop_line`
+    // (`depth` in the head's chain). It starts an iteration of that loop and a new run of every
+    // loop of the same head nested inside it.
+    void add_back_edge(ThreadLoops& t, uint32_t thread, uint64_t ts,
+                       const std::vector<uint32_t>& path, size_t level, uint64_t source_pc,
+                       int loop_line, int depth) {
+        uint32_t head = path[level];
+        const CallNode& node = calls[head];
+        edge_heads.push_back(head);
+        std::vector<uint32_t>& at_head = t.by_head[head];
+        FoundLoop* loop = nullptr;
+        for (uint32_t id : at_head) {
+            FoundLoop& l = loops[id];
+            if (l.loop_line == loop_line)
+                loop = &l;
+            else if (depth >= 0 && l.depth >= 0 && l.depth < depth)
+                l.start(ts, true);
+        }
+        if (!loop) {
+            FoundLoop l;
+            l.thread = thread;
+            l.head = head;
+            l.parent = parent_of(path, level);
+            l.function = node.function;
+            l.head_pc = node.pc;
+            l.end_pc = node.pc;
+            l.loop_line = loop_line;
+            l.depth = depth;
+            auto entry = t.last_entry.find(head);
+            if (entry != t.last_entry.end() && entry->second < ts) l.start(entry->second, true);
+            uint32_t id = static_cast<uint32_t>(loops.size());
+            at_head.push_back(id);
+            t.by_context[context_key(l.parent, l.function)].push_back(id);
+            loops.push_back(std::move(l));
+            loop = &loops.back();
+            ++t.version;
+        }
+        if (source_pc > loop->end_pc) {
+            loop->end_pc = source_pc;
+            ++t.version;
+        }
+        loop->start(ts, loop->starts.empty());
+    }
+
+    // A back edge seen at `level`, from `source` (the previous allocation's node there) to
+    // `path[level]`: placed at the innermost frame of the program's own code, from `level`
+    // outwards, whose position and the source's share a loop statement.
+    void back_edge(ThreadLoops& t, uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
+                   size_t level, uint32_t source) {
+        // Where no line is inside a loop statement (recursion, goto, a parser's miss), the stack
+        // has the last word.
+        size_t chosen = level;
+        int loop_line = 0, depth = -1;
+        bool unknown = false;
+        for (size_t i = level + 1; i-- > 0;) {
+            if (!calls[path[i]].user) continue;
+            LoopStatement s = oracle(calls[path[i]], oracle_context);
+            if (s.context == LoopContext::Unknown) {
+                chosen = i;
+                unknown = true;
+                break;
+            }
+            if (s.context == LoopContext::NotInLoop) continue;
+            std::pair<int, int> common{s.chain.front(), 0};
+            if (i == level && source != path[i])
+                common = common_loop(s.chain, oracle(calls[source], oracle_context).chain);
+            if (common.second < 0) continue;
+            chosen = i;
+            std::tie(loop_line, depth) = common;
+            break;
+        }
+        uint64_t pc = chosen == level ? calls[source].pc : calls[path[chosen]].pc;
+        add_back_edge(t, thread, ts, path, chosen, pc, loop_line, depth);
+        if (!unknown) return;
+        // Without the source, a function that went back to its first position may as well have
+        // been called again by a loop around its call: count that loop too, outwards.
+        for (size_t i = chosen; i > 0;) {
+            const CallNode& n = calls[path[i]];
+            auto min = t.min_pc.find(context_key(parent_of(path, i), n.function));
+            if (min == t.min_pc.end() || n.pc != min->second) break;
+            size_t outer = i;
+            while (outer-- > 0 && !calls[path[outer]].user) {
+            }
+            if (outer >= i) break; // no frame of the program's own code further out
+            add_back_edge(t, thread, ts, path, outer, calls[path[outer]].pc, 0, -1);
+            i = outer;
+        }
+    }
+
+    void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
+                  uint32_t path_id) {
+        ThreadLoops& t = threads[thread];
+        const std::vector<uint32_t>& prev = t.prev;
+        edge_heads.clear();
+        // The common prefix, eight frames at a time while it lasts (consecutive allocations of a
+        // thread usually share all but a few innermost frames).
+        size_t common = std::min(path.size(), prev.size());
+        size_t d = 0;
+        while (d + 8 <= common && std::memcmp(&path[d], &prev[d], 8 * sizeof path[d]) == 0)
+            d += 8;
+        while (d < common && path[d] == prev[d])
+            ++d;
+        if (!prev.empty()) {
+            if (d == path.size() && d == prev.size()) {
+                // The very same stack again: the innermost frame of the program's own code ran
+                // that call again.
+                for (size_t i = path.size(); i-- > 0;)
+                    if (calls[path[i]].user) {
+                        back_edge(t, thread, ts, path, i, path[i]);
+                        break;
+                    }
+            } else if (d < path.size() && d < prev.size()) {
+                const CallNode& now = calls[path[d]];
+                const CallNode& before = calls[prev[d]];
+                if (now.user && before.user && now.function == before.function) {
+                    if (now.pc < before.pc) back_edge(t, thread, ts, path, d, prev[d]);
+                } else if (now.function != before.function && d > 0 && (now.user || before.user) &&
+                           calls[path[d - 1]].user) {
+                    back_edge(t, thread, ts, path, d - 1, path[d - 1]);
+                }
+            }
+        }
+        // Entering a head from elsewhere (not through a back edge to it) starts a run of each of
+        // its loops.
+        for (size_t i = d; i < path.size(); ++i) {
+            uint32_t node = path[i];
+            // Only a frame of the program's own code can be a head (add_back_edge's callers).
+            if (!calls[node].user) continue;
+            t.last_entry[node] = ts;
+            auto head = t.by_head.find(node);
+            if (head == t.by_head.end() ||
+                std::find(edge_heads.begin(), edge_heads.end(), node) != edge_heads.end())
+                continue;
+            for (uint32_t id : head->second)
+                loops[id].start(ts, true);
+        }
+        std::vector<uint32_t>& in_body = t.next_in_body;
+        in_body.clear();
+        BodiesOfPath* known = nullptr;
+        if (path_id != LoopFinder::kUnnamedPath) {
+            if (path_id >= t.bodies_by_path.size()) t.bodies_by_path.resize(path_id + 1);
+            known = &t.bodies_by_path[path_id];
+        }
+        if (known && known->version == t.version) {
+            // The path's lowest positions are in min_pc since it was last met (a minimum).
+            in_body = known->loops;
+        } else {
+            for (size_t i = 0; i < path.size(); ++i) {
+                const CallNode& n = calls[path[i]];
+                if (!n.user) continue;
+                uint64_t key = context_key(parent_of(path, i), n.function);
+                auto [min, fresh] = t.min_pc.try_emplace(key, n.pc);
+                if (!fresh) min->second = std::min(min->second, n.pc);
+                auto loops_here = t.by_context.find(key);
+                if (loops_here == t.by_context.end()) continue;
+                for (uint32_t id : loops_here->second) {
+                    const FoundLoop& l = loops[id];
+                    if (n.pc >= l.head_pc && n.pc <= l.end_pc) in_body.push_back(id);
+                }
+            }
+            if (known) {
+                known->loops = in_body;
+                known->version = t.version;
+            }
+        }
+        for (uint32_t id : in_body) {
+            loops[id].last_in_body = ts;
+            loops[id].allocations += 1;
+        }
+        for (uint32_t id : t.in_body)
+            if (std::find(in_body.begin(), in_body.end(), id) == in_body.end())
+                loops[id].exit_ts = ts;
+        std::swap(t.in_body, t.next_in_body);
+        if (d != path.size() || d != prev.size()) t.prev = path;
+    }
+};
+
+LoopFinder::LoopFinder(const CallTree& calls, LoopOracle oracle, void* oracle_context)
+    : state_(new State{calls, oracle ? oracle : &from_source, oracle_context, {}, {}, {}}) {}
+
+LoopFinder::~LoopFinder() {
+    delete state_;
+}
+
+void LoopFinder::on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
+                          uint32_t path_id) {
+    state_->on_alloc(thread, ts, path, path_id);
+}
+
+std::vector<Loop> LoopFinder::finish(uint64_t end_ts) {
+    std::vector<Loop> out;
+    for (FoundLoop& f : state_->loops) {
+        if (f.starts.size() < 2) continue;
+        Loop l;
+        l.id = static_cast<uint32_t>(out.size());
+        l.source = "inferred";
+        l.thread = f.thread;
+        l.head = f.head;
+        l.body_end_pc = f.end_pc;
+        l.loop_line = f.loop_line;
+        l.starts = f.starts;
+        l.run_starts = f.run_starts;
+        l.runs_to_end = f.exit_ts <= f.last_in_body;
+        l.end_ts = l.runs_to_end ? std::max(end_ts, f.last_in_body) : f.exit_ts;
+        l.allocations = f.allocations;
+        f.output = l.id;
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) const {
+    auto t = state_->threads.find(thread);
+    if (t == state_->threads.end()) return -1;
+    for (size_t i = path.size(); i-- > 0;) {
+        const CallNode& n = state_->calls[path[i]];
+        if (!n.user) continue;
+        auto loops = t->second.by_context.find(context_key(i ? path[i - 1] : 0, n.function));
+        if (loops == t->second.by_context.end()) continue;
+        // The tightest: the latest head, then the shortest body, then the innermost statement.
+        const FoundLoop* best = nullptr;
+        for (uint32_t id : loops->second) {
+            const FoundLoop& l = state_->loops[id];
+            if (l.output < 0 || n.pc < l.head_pc || n.pc > l.end_pc) continue;
+            if (!best || std::tie(l.head_pc, best->end_pc, best->depth) >
+                             std::tie(best->head_pc, l.end_pc, l.depth))
+                best = &l;
+        }
+        if (best) return best->output;
+    }
+    return -1;
+}
+
+} // namespace gpuleak::analyzer
