@@ -13,6 +13,31 @@ def c_pattern(e, p, s, N, leaky):
     def close(d):
         c_loop_close(e, d, s.epochs)
 
+    def step_function(name, body):
+        """In the func style, the loop body as `void NAME(int step, int tid)`."""
+        if st == "func":
+            e(0, "void %s(int step, int tid) {" % name)
+            e(1, "(void)step;")
+            body(1)
+            e(0, "}")
+            e(0)
+
+    def step(d, name, body):
+        """One iteration: a call of the step function, or the body written in the loop."""
+        if st == "func":
+            e(d, "%s(step, tid);" % name)
+        else:
+            body(d)
+
+    def phase(name, body):
+        """pattern_phase(tid): the loops around one step."""
+        step_function(name, body)
+        e(0, "void pattern_phase(int tid) {")
+        d = loop(1)
+        step(d, name, body)
+        close(d)
+        e(0, "}")
+
     if k == "append_output":
         e(0, "outvec LOSSES[THREADS]; /* reported at the end */")
         e(0, "double TOTAL[THREADS];")
@@ -31,23 +56,7 @@ def c_pattern(e, p, s, N, leaky):
             c_reps_close(e, d2, s)
             c_noise_calls(e, d, s, "pattern")
 
-        if st == "func":
-            e(0, "void train_step(int step, int tid) {")
-            e(1, "(void)step;")
-            body(1)
-            e(0, "}")
-            e(0)
-            e(0, "void pattern_phase(int tid) {")
-            d = loop(1)
-            e(d, "train_step(step, tid);")
-            close(d)
-            e(0, "}")
-        else:
-            e(0, "void pattern_phase(int tid) {")
-            d = loop(1)
-            body(d)
-            close(d)
-            e(0, "}")
+        phase("train_step", body)
         return "(double)LOSSES[0].n"
 
     if k == "loss_sum":
@@ -171,20 +180,7 @@ def c_pattern(e, p, s, N, leaky):
             e(d, "%s(x);" % F)
             c_noise_calls(e, d, s, "pattern")
 
-        if st == "func":
-            e(0, "void rank_step(int step, int tid) {")
-            e(1, "(void)step;")
-            body(1)
-            e(0, "}")
-            e(0)
-        e(0, "void pattern_phase(int tid) {")
-        d = loop(1)
-        if st == "func":
-            e(d, "rank_step(step, tid);")
-        else:
-            body(d)
-        close(d)
-        e(0, "}")
+        phase("rank_step", body)
         return "TOTAL[0]"
 
     if k == "eval_no_grad":
@@ -211,23 +207,7 @@ def c_pattern(e, p, s, N, leaky):
             c_reps_close(e, d2, s)
             c_noise_calls(e, d, s, "pattern")
 
-        if st == "func":
-            e(0, "void eval_step(int step, int tid) {")
-            e(1, "(void)step;")
-            body(1)
-            e(0, "}")
-            e(0)
-            e(0, "void pattern_phase(int tid) {")
-            d = loop(1)
-            e(d, "eval_step(step, tid);")
-            close(d)
-            e(0, "}")
-        else:
-            e(0, "void pattern_phase(int tid) {")
-            d = loop(1)
-            body(d)
-            close(d)
-            e(0, "}")
+        phase("eval_step", body)
         return "(double)TOTAL_LOSS.n"
 
     if k == "oversized_buffer":
@@ -365,20 +345,7 @@ def c_pattern(e, p, s, N, leaky):
             c_reps_close(e, d2, s)
             c_noise_calls(e, d, s, "pattern")
 
-        if st == "func":
-            e(0, "void embed_step(int step, int tid) {")
-            e(1, "(void)step;")
-            body(1)
-            e(0, "}")
-            e(0)
-        e(0, "void pattern_phase(int tid) {")
-        d = loop(1)
-        if st == "func":
-            e(d, "embed_step(step, tid);")
-        else:
-            body(d)
-        close(d)
-        e(0, "}")
+        phase("embed_step", body)
         return "(double)CACHES[0].entries.n"
 
     if k == "grad_accumulation":
@@ -408,18 +375,10 @@ def c_pattern(e, p, s, N, leaky):
             c_reps_close(e, d2, s)
             c_noise_calls(e, d, s, "pattern")
 
-        if st == "func":
-            e(0, "void micro_batch(int step, int tid) {")
-            e(1, "(void)step;")
-            body(1)
-            e(0, "}")
-            e(0)
+        step_function("micro_batch", body)
         e(0, "void pattern_phase(int tid) {")
         d = loop(1)
-        if st == "func":
-            e(d, "micro_batch(step, tid);")
-        else:
-            body(d)
+        step(d, "micro_batch", body)
         # Counted over the whole run, not per epoch: a period that straddled an epoch would
         # accumulate up to 2 x ACCUMULATE - 1 steps.
         e(d, "if ((%s + 1) %% ACCUMULATE == 0) {" %

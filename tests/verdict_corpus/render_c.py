@@ -29,6 +29,15 @@ def render_c(prog):
     name = prog["name"]
     N = CNames(s)
     e = Src("//")
+
+    def transient_batch(d, phase):
+        """One step that keeps nothing: a batch, the model's output, the phase's noise."""
+        e(d, "void *x = %s;" % N.E("BATCH"), "transient")
+        e(d, "output_t output = model_forward(MODEL, x, 1);", "transient")
+        e(d, "output_free(&output);")
+        e(d, "%s(x);" % N.free)
+        c_noise_calls(e, d, s, phase)
+
     for ln in header_lines(prog, "//"):
         e(0, ln)
     e(0, "#define _GNU_SOURCE")
@@ -115,11 +124,7 @@ def render_c(prog):
     if s.warmup:
         e(0, "void warmup(void) {")
         e(1, "for (int step = 0; step < WARMUP; ++step) {")
-        e(2, "void *x = %s;" % N.E("BATCH"), "transient")
-        e(2, "output_t output = model_forward(MODEL, x, 1);", "transient")
-        e(2, "output_free(&output);")
-        e(2, "%s(x);" % N.free)
-        c_noise_calls(e, 2, s, "warmup")
+        transient_batch(2, "warmup")
         e(1, "}")
         e(0, "}")
         e(0)
@@ -133,11 +138,7 @@ def render_c(prog):
         e(0, "void clean_worker(int tid) {")
         e(1, "(void)tid;")
         e(1, "for (int step = 0; step < ITERATIONS * EPOCHS; ++step) {")
-        e(2, "void *x = %s;" % N.E("BATCH"), "transient")
-        e(2, "output_t output = model_forward(MODEL, x, 1);", "transient")
-        e(2, "output_free(&output);")
-        e(2, "%s(x);" % N.free)
-        c_noise_calls(e, 2, s, "pattern")
+        transient_batch(2, "pattern")
         e(1, "}")
         e(0, "}")
         e(0)
