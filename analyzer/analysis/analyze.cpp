@@ -1,6 +1,8 @@
 #include "analysis/analyze.h"
 
 #include <algorithm>
+#include <queue>
+#include <tuple>
 
 #include "analysis/aggregate/device_peak.h"
 #include "analysis/aggregate/failed_allocations.h"
@@ -40,6 +42,26 @@ void make_sites(Analysis& a, const AnalyzeOptions& options) {
         for (const auto& m : a.trace.modules)
             a.symbolizer->add_module(m);
     a.sites = std::make_unique<SiteTable>(a.trace, *a.symbolizer, options.stacks);
+}
+
+// The markers, which the loop pass took over as the iterations of one loop per name, in time
+// order (ties in the loops' order) and, with a window, only those inside it.
+void add_markers(Timeline& timeline, const Loops& loops, const Window* window) {
+    struct Next {
+        uint64_t ts;
+        size_t loop, index;
+        bool operator>(const Next& o) const { return std::tie(ts, loop) > std::tie(o.ts, o.loop); }
+    };
+    std::priority_queue<Next, std::vector<Next>, std::greater<>> heads;
+    for (size_t i = 0; i < loops.loops.size(); ++i)
+        if (loops.loops[i].source == "markers") heads.push({loops.loops[i].starts[0], i, 0});
+    while (!heads.empty()) {
+        Next n = heads.top();
+        heads.pop();
+        const Loop& l = loops.loops[n.loop];
+        if (!window || window->in_time(n.ts)) timeline.add_marker(n.ts, l.name);
+        if (n.index + 1 < l.starts.size()) heads.push({l.starts[n.index + 1], n.loop, n.index + 1});
+    }
 }
 
 // Loops are found in pass 1, on its events in pass 2's order, once the process-wide stream has
@@ -100,15 +122,16 @@ bool analyze(const std::string& path, const AnalyzeOptions& options, Analysis& a
     if (options.window.any()) {
         window = std::make_unique<Window>(options.window);
         if (!window->resolve(a.loops, error)) return false;
-        a.loops = window->narrow(a.loops);
     }
-    LoopLifetimes lifetimes(a.loops);
-    parts.push_back(&lifetimes);
     if (options.timeline) {
         a.timeline = std::make_unique<Timeline>(*options.timeline);
+        add_markers(*a.timeline, a.loops, window.get()); // the markers of loops not yet narrowed
+    }
+    if (window) a.loops = window->narrow(a.loops);
+    LoopLifetimes lifetimes(a.loops);
+    parts.push_back(&lifetimes);
+    if (a.timeline) {
         a.timeline->add_iterations(a.loops);
-        for (const auto& m : a.trace.markers)
-            if (!window || window->in_time(m.ts)) a.timeline->add_marker(m.ts, m.name);
         parts.push_back(a.timeline.get());
     }
     if (options.allocation_log) {

@@ -62,6 +62,29 @@ struct SiteThread {
 
 } // namespace
 
+// The median of the gaps between consecutive starts (ascending): the gap of rank size/2 among
+// them, as std::nth_element would place it. Found 16 bits at a time from the top, counting the
+// gaps that share the bits found so far, so that a loop marked at each of millions of iterations
+// needs no copy of its gaps.
+uint64_t median_gap(const std::vector<uint64_t>& starts) {
+    size_t rank = (starts.size() - 1) / 2;
+    std::vector<uint32_t> counts(size_t{1} << 16);
+    uint64_t found = 0;
+    for (int shift = 48; shift >= 0; shift -= 16) {
+        std::fill(counts.begin(), counts.end(), 0);
+        uint64_t known = shift == 48 ? 0 : ~uint64_t{0} << (shift + 16);
+        for (size_t i = 1; i < starts.size(); ++i) {
+            uint64_t gap = starts[i] - starts[i - 1];
+            if ((gap & known) == found) counts[(gap >> shift) & 0xffff] += 1;
+        }
+        uint64_t digit = 0;
+        while (rank >= counts[digit])
+            rank -= counts[digit++];
+        found |= digit << shift;
+    }
+    return found;
+}
+
 struct LoopPass::State {
     LoadedTrace& trace;
     SiteTable& sites;
@@ -105,7 +128,7 @@ struct LoopPass::State {
     }
 
     Loops finish() {
-        out.markers = trace.markers.size();
+        out.markers = trace.marker_count;
         out.loops = finder.finish(out.end_ts);
         // A loop still running when the program's last allocation came ends there: what follows
         // is the program's teardown, which frees what the loop held.
@@ -122,23 +145,20 @@ struct LoopPass::State {
             l.run_starts = {1};
             // Its last iteration lasts as long as a typical one (several marked loops one after
             // another must not overlap), the program's teardown at the latest.
-            std::vector<uint64_t> gaps;
-            for (size_t i = 1; i < l.starts.size(); ++i)
-                gaps.push_back(l.starts[i] - l.starts[i - 1]);
             uint64_t end = out.teardown_ts + 1;
-            if (!gaps.empty()) {
-                std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-                end = std::min(end, l.starts.back() + gaps[gaps.size() / 2]);
-            }
+            if (l.starts.size() > 1) end = std::min(end, l.starts.back() + median_gap(l.starts));
             l.end_ts = std::max(end, l.starts.back());
             l.runs_to_end = l.end_ts == out.teardown_ts + 1;
             out.loops.push_back(std::move(l));
         };
-        std::map<std::string, std::vector<uint64_t>> by_name;
-        for (const auto& m : trace.markers)
-            by_name[m.name].push_back(m.ts);
-        for (auto& [name, starts] : by_name)
-            add_marked("markers", name, std::move(starts));
+        // One loop per name, in the order of the names; the times are taken over, not copied.
+        std::vector<LoadedTrace::MarkerSeries*> by_name;
+        for (LoadedTrace::MarkerSeries& m : trace.markers)
+            by_name.push_back(&m);
+        std::sort(by_name.begin(), by_name.end(),
+                  [](const auto* a, const auto* b) { return a->name < b->name; });
+        for (LoadedTrace::MarkerSeries* m : by_name)
+            add_marked("markers", m->name, std::move(m->ts));
         for (size_t i = 0; i < options.site_locations.size(); ++i)
             add_marked("site", options.site_locations[i], std::move(site_starts[i]));
         // Of the loops [from, to), the one whose span holds `ts` with the largest `key`, the first

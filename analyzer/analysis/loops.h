@@ -127,6 +127,10 @@ struct Loops {
     int64_t main_loop() const;
 };
 
+// The median gap between consecutive starts (ascending, at least two): the gap of rank
+// (size - 1) / 2 among them, in memory of its own that does not grow with them.
+uint64_t median_gap(const std::vector<uint64_t>& starts);
+
 struct Event;
 
 // What find_loops does with each event, apart from the pass that delivers them: pass 1 hands it

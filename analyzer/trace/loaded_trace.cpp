@@ -49,6 +49,13 @@ std::string ProcessInfo::command() const {
     return out.empty() ? exe : out;
 }
 
+void LoadedTrace::add_marker(uint64_t ts, const std::string& name) {
+    marker_count += 1;
+    auto [it, fresh] = marker_names.try_emplace(name, static_cast<uint32_t>(markers.size()));
+    if (fresh) markers.push_back({name, {}});
+    markers[it->second].ts.push_back(ts);
+}
+
 std::string ProcessInfo::env_value(const std::string& name) const {
     for (const auto& e : env)
         if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
@@ -261,13 +268,6 @@ private:
 };
 
 // A marker with its place in thread order, which breaks ties in time.
-struct PendingMarker {
-    uint64_t ts;
-    uint32_t thread;
-    size_t n;
-    std::string name;
-};
-
 bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listener) {
     t.file.index_blocks();
     if (!t.file.damage().empty())
@@ -290,7 +290,6 @@ bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listene
                              blocks[order[i]].thread_index == blocks[order[i - 1]].thread_index &&
                              blocks[order[i]].sequence == blocks[order[i - 1]].sequence;
     Definitions definitions(t);
-    std::vector<PendingMarker> markers;
     std::vector<uint8_t> payload;
     format::Record r;
     for (size_t index : order) {
@@ -306,8 +305,7 @@ bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listene
                                                   b.first_ts);
         while (cursor.next(r)) {
             if (events && is_timed(r.tag)) {
-                if (r.tag == format::Tag::Marker)
-                    markers.push_back({r.ts, b.thread_index, markers.size(), r.text});
+                if (r.tag == format::Tag::Marker) t.add_marker(r.ts, r.text);
                 continue;
             }
             definitions.define(b, r, true);
@@ -320,19 +318,14 @@ bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listene
         if (listener) listener->on_globals(t);
         EventStream stream(t, &definitions);
         while (const Event* e = stream.next()) {
-            if (e->record->tag == format::Tag::Marker)
-                markers.push_back({e->record->ts, e->thread, markers.size(), e->record->text});
+            if (e->record->tag == format::Tag::Marker) t.add_marker(e->record->ts, e->record->text);
             if (listener) listener->on_event(*e);
         }
         definitions.finish();
     }
-    // Pass 2 meets markers in time order; ties in thread order, as it breaks them.
-    std::sort(markers.begin(), markers.end(), [](const PendingMarker& a, const PendingMarker& b) {
-        return std::tie(a.ts, a.thread, a.n) < std::tie(b.ts, b.thread, b.n);
-    });
-    t.markers.reserve(markers.size());
-    for (PendingMarker& m : markers)
-        t.markers.push_back({m.ts, std::move(m.name)});
+    // The merge delivers markers in time order; a trace read thread by thread does not.
+    for (LoadedTrace::MarkerSeries& m : t.markers)
+        if (!std::is_sorted(m.ts.begin(), m.ts.end())) std::sort(m.ts.begin(), m.ts.end());
     if (!t.have_process && blocks.empty()) {
         error = "trace holds no data (the process may have been killed before its first flush)";
         return false;

@@ -93,11 +93,18 @@ struct LoadedTrace {
     uint32_t py_version_hex = 0;
     std::vector<std::string> warnings;
 
-    struct Marker {
-        uint64_t ts;
+    // The Marker records of the recording threads: per name (in the order names first appear),
+    // their times, ascending. 8 bytes a marker: a loop marked at every iteration of a long job
+    // keeps nothing else per iteration, and the loop pass takes the times over as its iterations
+    // (analysis/loops.h).
+    struct MarkerSeries {
         std::string name;
+        std::vector<uint64_t> ts;
     };
-    std::vector<Marker> markers; // Marker records of recording threads, by time
+    std::vector<MarkerSeries> markers;
+    uint64_t marker_count = 0; // of every name, and still after the loop pass took the times
+    void add_marker(uint64_t ts, const std::string& name);
+    std::unordered_map<std::string, uint32_t> marker_names; // name -> index in markers
     // Pass 1 met something that can make what an event resolved to while pass 1 read it differ
     // from what it resolves to at the end: a definition given again with another value, a module
     // or Python version record in a thread's stream, a block that could not be read (whose

@@ -2,7 +2,9 @@
 // and which loop holds a path. The source is replaced by a table of lines inside loop statements.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 
 #include "analysis/loops.h"
@@ -272,6 +274,41 @@ TEST(LoopFinder, PathIdsChangeNothingFound) {
             }
         }
     }
+}
+
+} // namespace
+} // namespace gpuleak::analyzer
+
+namespace gpuleak::analyzer {
+namespace {
+
+// The median gap of a marked loop, found digit by digit, is nth_element's on a copy of the gaps:
+// gaps of every magnitude (up to 2^63), ties, two starts, and a few million of them.
+TEST(MedianGap, IsTheGapNthElementPutsInTheMiddle) {
+    auto reference = [](const std::vector<uint64_t>& starts) {
+        std::vector<uint64_t> gaps;
+        for (size_t i = 1; i < starts.size(); ++i)
+            gaps.push_back(starts[i] - starts[i - 1]);
+        std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+        return gaps[gaps.size() / 2];
+    };
+    std::mt19937_64 random(15);
+    for (int round = 0; round < 300; ++round) {
+        size_t n = 2 + random() % (round < 200 ? 12 : 3000);
+        int bits = 1 + static_cast<int>(random() % 62);
+        std::vector<uint64_t> starts{random() >> 2};
+        for (size_t i = 1; i < n; ++i) {
+            uint64_t gap = random() % 4 == 0 ? 7 : random() >> (64 - bits); // ties, often
+            starts.push_back(starts.back() + gap);
+        }
+        ASSERT_EQ(median_gap(starts), reference(starts)) << "round " << round;
+    }
+    std::vector<uint64_t> many;
+    for (uint64_t i = 0, t = 0; i < 3'000'001; ++i)
+        many.push_back(t += 1'000'000 + (i * 7919) % 65536);
+    EXPECT_EQ(median_gap(many), reference(many));
+    EXPECT_EQ(median_gap({5, 9}), 4u);
+    EXPECT_EQ(median_gap({0, uint64_t{1} << 63}), uint64_t{1} << 63);
 }
 
 } // namespace
