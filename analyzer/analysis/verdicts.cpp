@@ -6,63 +6,131 @@
 namespace gpuleak::analyzer {
 namespace {
 
+// A pair's series over iterations [first, last] as the verdicts read it: every iteration's value
+// carried forward from the latest sample at or before it. Read in order, never laid out: a loop
+// of millions of iterations is judged in memory that does not grow with them.
+class DenseSeries {
+public:
+    DenseSeries(const std::vector<IterationSample>& samples, uint32_t first, uint32_t last)
+        : samples_(samples), first_(first), size_(last >= first ? size_t{last} - first + 1 : 0),
+          in_order_(std::is_sorted(samples.begin(), samples.end(), by_iteration)) {}
+    size_t size() const { return size_; }
+    // f(index, bytes, count) for each index in [from, to), in order, until f returns false.
+    template <class F> void each(size_t from, size_t to, F&& f) const {
+        to = std::min(to, size_);
+        if (from >= to) return;
+        uint64_t bytes = 0, count = 0, k = 0;
+        size_t next = 0;
+        if (in_order_) {
+            // Every sample up to the first iteration wanted is taken: start there.
+            k = first_ + from;
+            IterationSample wanted{static_cast<uint32_t>(k), 0, 0};
+            next = static_cast<size_t>(
+                std::upper_bound(samples_.begin(), samples_.end(), wanted, by_iteration) -
+                samples_.begin());
+            if (next > 0) {
+                bytes = samples_[next - 1].bytes;
+                count = samples_[next - 1].count;
+            }
+        }
+        // Out of order (never written so), a sample is taken only when its iteration comes.
+        for (; k < first_ + to; ++k) {
+            while (next < samples_.size() && samples_[next].iteration == k) {
+                bytes = samples_[next].bytes;
+                count = samples_[next].count;
+                ++next;
+            }
+            if (k >= first_ + from && !f(static_cast<size_t>(k - first_),
+                                         static_cast<double>(bytes), static_cast<double>(count)))
+                return;
+        }
+    }
+
+private:
+    static bool by_iteration(const IterationSample& a, const IterationSample& b) {
+        return a.iteration < b.iteration;
+    }
+    const std::vector<IterationSample>& samples_;
+    uint64_t first_;
+    size_t size_;
+    bool in_order_;
+};
+
+// One of a DenseSeries' two values.
+struct Values {
+    const DenseSeries& series;
+    bool counts; // else bytes
+    size_t size() const { return series.size(); }
+    template <class F> void each(size_t from, size_t to, F&& f) const {
+        series.each(from, to, [&](size_t i, double bytes, double count) {
+            return f(i, counts ? count : bytes);
+        });
+    }
+    double max(size_t from = 0, size_t to = ~size_t{0}) const {
+        double m = 0;
+        bool any = false;
+        each(from, to, [&](size_t, double v) {
+            if (!any || v > m) m = v;
+            any = true;
+            return true;
+        });
+        return m;
+    }
+    double back() const {
+        double v = 0;
+        each(size() - 1, size(), [&](size_t, double value) {
+            v = value;
+            return true;
+        });
+        return v;
+    }
+};
+
 struct Fit {
     double slope = 0;
     double r2 = 0;
 };
 
-Fit fit_line(const std::vector<double>& y, size_t from = 0, size_t to = ~size_t{0}) {
+Fit fit_line(const Values& y, size_t from = 0, size_t to = ~size_t{0}) {
     to = std::min(to, y.size());
     size_t n = to > from ? to - from : 0;
     if (n < 2) return {};
     double mx = (n - 1) / 2.0, my = 0;
-    for (size_t i = from; i < to; ++i)
-        my += y[i];
+    y.each(from, to, [&](size_t, double v) {
+        my += v;
+        return true;
+    });
     my /= n;
     double sxy = 0, sxx = 0, syy = 0;
-    for (size_t i = 0; i < n; ++i) {
-        sxy += (i - mx) * (y[from + i] - my);
+    y.each(from, to, [&](size_t index, double v) {
+        size_t i = index - from;
+        sxy += (i - mx) * (v - my);
         sxx += (i - mx) * (i - mx);
-        syy += (y[from + i] - my) * (y[from + i] - my);
-    }
+        syy += (v - my) * (v - my);
+        return true;
+    });
     Fit f;
     f.slope = sxx > 0 ? sxy / sxx : 0;
     f.r2 = syy > 0 && sxx > 0 ? (sxy * sxy) / (sxx * syy) : 0;
     return f;
 }
 
-// The series densified over iterations [first, last], carrying values forward.
-void dense_series(const std::vector<IterationSample>& series, uint32_t first, uint32_t last,
-                  std::vector<double>& bytes, std::vector<double>& counts) {
-    bytes.clear();
-    counts.clear();
-    uint64_t b = 0, c = 0;
-    size_t i = 0;
-    for (uint32_t k = 0; k <= last; ++k) {
-        while (i < series.size() && series[i].iteration == k) {
-            b = series[i].bytes;
-            c = series[i].count;
-            ++i;
-        }
-        if (k >= first) {
-            bytes.push_back(static_cast<double>(b));
-            counts.push_back(static_cast<double>(c));
-        }
-    }
-}
-
 // The last third never comes back down to what the first third reached, and the rise came in at
 // least three steps, or in every step of a shorter loop (one allocation kept for good is
 // retained, not a leak).
-bool keeps_rising(const std::vector<double>& y) {
-    size_t third = y.size() / 3;
+bool keeps_rising(const Values& y) {
+    size_t size = y.size(), third = size / 3;
     if (third == 0) return false;
     size_t rises = 0;
-    for (size_t i = 1; i < y.size(); ++i)
-        rises += y[i] > y[i - 1];
-    if (rises < std::min<size_t>(3, y.size() - 1)) return false;
-    double first_max = *std::max_element(y.begin(), y.begin() + third);
-    double last_min = *std::min_element(y.end() - third, y.end());
+    double previous = 0, first_max = 0, last_min = 0;
+    y.each(0, size, [&](size_t i, double v) {
+        if (i > 0) rises += v > previous;
+        if (i < third && (i == 0 || v > first_max)) first_max = v;
+        if (i >= size - third && (i == size - third || v < last_min)) last_min = v;
+        previous = v;
+        return true;
+    });
+    if (rises < std::min<size_t>(3, size - 1)) return false;
     return last_min > first_max;
 }
 
@@ -76,30 +144,51 @@ struct Rise {
     double top = 0;
 };
 
-bool released_rise(const std::vector<double>& counts, double teardown_count,
+bool released_rise(const Values& counts, double teardown_count,
                    const std::vector<uint32_t>& run_starts, uint32_t first, Rise& found) {
-    size_t start = 0;
-    size_t rises = 0;
-    for (size_t i = 1; i <= counts.size(); ++i) {
-        bool end = i == counts.size();
-        if (!end && counts[i] >= counts[i - 1]) {
-            rises += counts[i] > counts[i - 1];
-            continue;
+    bool sorted = std::is_sorted(run_starts.begin(), run_starts.end());
+    // The runs begun in iterations (from, to], by a search where the runs are in order.
+    auto runs_begun = [&](size_t from, size_t to) {
+        if (sorted) {
+            auto after = [&](size_t k) {
+                return std::upper_bound(run_starts.begin(), run_starts.end(), k,
+                                        [](size_t a, uint32_t r) { return a < r; });
+            };
+            return to > from ? static_cast<size_t>(after(to) - after(from)) : size_t{0};
         }
-        double top = counts[i - 1];
-        double after = end ? teardown_count : counts[i];
-        size_t runs = 1; // iterations first+start .. first+i-1
+        size_t n = 0;
         for (uint32_t r : run_starts)
-            runs += r > first + start && r <= first + i - 1;
+            n += r > from && r <= to;
+        return n;
+    };
+    size_t start = 0, rises = 0;
+    bool released = false;
+    // The stretch [start, i), whose top is `top`, followed by `after`.
+    auto ends = [&](size_t i, double top, double after) {
+        size_t runs = 1 + runs_begun(first + start, first + i - 1);
         if (runs > 1) rises = std::min(rises, runs - 1);
         if (rises >= kAccumulationSteps && after * 4 <= top) {
             found = {start, i, top};
+            released = true;
             return true;
         }
         start = i;
         rises = 0;
-    }
-    return false;
+        return false;
+    };
+    double previous = 0;
+    counts.each(0, counts.size(), [&](size_t i, double v) {
+        if (i > 0) {
+            if (v >= previous)
+                rises += v > previous;
+            else if (ends(i, previous, v))
+                return false;
+        }
+        previous = v;
+        return true;
+    });
+    if (released || counts.size() == 0) return released;
+    return ends(counts.size(), previous, teardown_count);
 }
 
 } // namespace
@@ -138,8 +227,8 @@ Judgement judge(const SiteLoopStats& p, const Loop& loop, uint32_t warmup) {
         j.verdict = Verdict::Transient;
         return j;
     }
-    std::vector<double> bytes, counts;
-    dense_series(p.series, first, last, bytes, counts);
+    DenseSeries series(p.series, first, last);
+    Values bytes{series, false}, counts{series, true};
     Fit count_fit = fit_line(counts), byte_fit = fit_line(bytes);
     Rise rise;
     if (keeps_rising(counts) && count_fit.slope > 0 && count_fit.r2 >= 0.6) {
@@ -148,17 +237,14 @@ Judgement judge(const SiteLoopStats& p, const Loop& loop, uint32_t warmup) {
         j.verdict = kept ? Verdict::Leak : Verdict::Accumulation;
         j.growth_bytes_per_iteration = byte_fit.slope;
         j.confidence = count_fit.r2;
-        if (!kept)
-            j.accumulated_bytes =
-                static_cast<uint64_t>(*std::max_element(bytes.begin(), bytes.end()));
+        if (!kept) j.accumulated_bytes = static_cast<uint64_t>(bytes.max());
     } else if (released_rise(counts, static_cast<double>(p.teardown_count), loop.run_starts, first,
                              rise)) {
         Fit f = fit_line(bytes, rise.from, rise.to);
         j.verdict = Verdict::Accumulation;
         j.growth_bytes_per_iteration = f.slope;
         j.confidence = fit_line(counts, rise.from, rise.to).r2;
-        j.accumulated_bytes = static_cast<uint64_t>(
-            *std::max_element(bytes.begin() + rise.from, bytes.begin() + rise.to));
+        j.accumulated_bytes = static_cast<uint64_t>(bytes.max(rise.from, rise.to));
     } else if (keeps_rising(bytes) && byte_fit.slope > 0 && byte_fit.r2 >= 0.6) {
         j.verdict = Verdict::Growth;
         j.growth_bytes_per_iteration = byte_fit.slope;
@@ -266,18 +352,21 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
 
 std::vector<uint64_t> live_bytes_by_iteration(const SiteStats& site, uint32_t iterations,
                                               size_t points) {
-    std::vector<double> bytes, counts;
-    dense_series(site.series, 0, iterations, bytes, counts);
+    DenseSeries series(site.series, 0, iterations);
     std::vector<uint64_t> out;
-    if (bytes.empty()) return out;
-    size_t buckets = std::min(points, bytes.size());
-    for (size_t b = 0; b < buckets; ++b) {
-        size_t from = b * bytes.size() / buckets, to = (b + 1) * bytes.size() / buckets;
-        double m = 0;
-        for (size_t i = from; i < to; ++i)
-            m = std::max(m, bytes[i]);
-        out.push_back(static_cast<uint64_t>(m));
-    }
+    size_t size = series.size(), buckets = std::min(points, size);
+    if (buckets == 0) return out;
+    // Bucket b holds [b * size / buckets, (b + 1) * size / buckets): never empty, as size >=
+    // buckets.
+    double top = 0;
+    series.each(0, size, [&](size_t i, double bytes, double) {
+        top = std::max(top, bytes);
+        if (i + 1 == (out.size() + 1) * size / buckets) {
+            out.push_back(static_cast<uint64_t>(top));
+            top = 0;
+        }
+        return true;
+    });
     return out;
 }
 

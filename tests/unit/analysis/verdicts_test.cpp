@@ -1,11 +1,61 @@
 // Verdicts from lifetimes, without a trace: events go through the pairing and the loop-lifetime
 // aggregator with loops given by hand, as the replay of a real trace would feed them.
 #include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
 
 #include "analysis/aggregate/loop_lifetimes.h"
 #include "analysis/aggregate/totals.h"
 #include "analysis/replay.h"
 #include "analysis/verdicts.h"
+
+namespace {
+
+// Bytes held through operator new in this test program, and the most held since a test reset it.
+namespace heap {
+std::atomic<size_t> held{0}, peak{0};
+void* take(size_t n) {
+    void* p = std::malloc(n ? n : 1);
+    if (!p) throw std::bad_alloc();
+    size_t now = held += malloc_usable_size(p);
+    for (size_t top = peak.load(); now > top && !peak.compare_exchange_weak(top, now);) {
+    }
+    return p;
+}
+void give(void* p) {
+    if (!p) return;
+    held -= malloc_usable_size(p);
+    std::free(p);
+}
+size_t peak_above(size_t base) {
+    size_t top = peak.load();
+    return top > base ? top - base : 0;
+}
+} // namespace heap
+
+} // namespace
+
+void* operator new(size_t n) {
+    return heap::take(n);
+}
+void* operator new[](size_t n) {
+    return heap::take(n);
+}
+void operator delete(void* p) noexcept {
+    heap::give(p);
+}
+void operator delete[](void* p) noexcept {
+    heap::give(p);
+}
+void operator delete(void* p, size_t) noexcept {
+    heap::give(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+    heap::give(p);
+}
 
 namespace gpuleak::analyzer {
 namespace {
@@ -267,6 +317,36 @@ TEST(Verdicts, ALeakStaysWhereTheOtherThreadsKeptTheirsOrNeverRoseAsFar) {
     // Thread 1's were released while thread 2's loop ran: not before it, so not the same story
     // (threads side by side, their results freed one by one at the exit, look so).
     EXPECT_EQ(two_workers(false, false, 1150).sites[0].verdict, Verdict::Leak);
+}
+
+// A job of millions of iterations that keeps one buffer every thousand: judged, and drawn, from
+// its few thousand samples, never from a value per iteration laid out in memory (32 MB here).
+TEST(Verdicts, ALongLoopIsJudgedWithoutAValuePerIterationInMemory) {
+    constexpr uint32_t kIterations = 2'000'000;
+    Program run(with({make_loop(0, 1, 100, 100, kIterations, 100 + kIterations * 100ull, true)},
+                     {{0, 0}}, 100 + kIterations * 100ull));
+    for (uint32_t i = 0; i < kIterations; i += 1000)
+        run.alloc(100 + i * 100ull + 1, 0, 1000);
+    size_t base = heap::held.load();
+    heap::peak = base;
+    Report r = run.finish(200 + kIterations * 100ull);
+    std::vector<uint64_t> sparkline = live_bytes_by_iteration(r.sites[0], kIterations, 60);
+    EXPECT_LT(heap::peak_above(base), size_t{1} << 20);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Leak);
+    EXPECT_NEAR(r.sites[0].growth_bytes_per_iteration, 1.0, 0.01);
+    ASSERT_EQ(sparkline.size(), 60u);
+    EXPECT_EQ(sparkline.front(), 34'000u); // the first 33 334 iterations end with 34 kept
+    EXPECT_EQ(sparkline.back(), 2'000'000u);
+}
+
+// The sparkline's buckets of a short loop: each the largest value carried into it.
+TEST(Verdicts, SparklineBucketsHoldTheirLargestIterationCarriedForward) {
+    SiteStats s;
+    s.series = {{2, 10, 1}, {3, 5, 1}, {7, 40, 2}};
+    // Iterations 0..9 carry 0 0 10 5 5 5 5 40 40 40; four buckets of 2, 3, 2 and 3 of them.
+    EXPECT_EQ(live_bytes_by_iteration(s, 9, 4), (std::vector<uint64_t>{0, 10, 5, 40}));
+    EXPECT_EQ(live_bytes_by_iteration(s, 9, 100).size(), 10u);
+    EXPECT_EQ(live_bytes_by_iteration(s, 9, 100)[3], 5u);
 }
 
 TEST(Verdicts, WithoutLoopsNothingIsJudged) {
