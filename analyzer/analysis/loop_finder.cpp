@@ -299,8 +299,9 @@ std::vector<Loop> LoopFinder::finish(uint64_t end_ts) {
         l.head = f.head;
         l.body_end_pc = f.end_pc;
         l.loop_line = f.loop_line;
-        l.starts = f.starts;
-        l.run_starts = f.run_starts;
+        // Taken, not copied: a long job's loop has millions of starts.
+        l.starts = std::move(f.starts);
+        l.run_starts = std::move(f.run_starts);
         l.runs_to_end = f.exit_ts <= f.last_in_body;
         l.end_ts = l.runs_to_end ? std::max(end_ts, f.last_in_body) : f.exit_ts;
         l.allocations = f.allocations;

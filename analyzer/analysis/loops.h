@@ -85,7 +85,8 @@ public:
     static constexpr uint32_t kUnnamedPath = ~0u;
     void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
                   uint32_t path_id = kUnnamedPath);
-    // Loops with at least two iterations. `end_ts`: the time of the trace's last event.
+    // Loops with at least two iterations. `end_ts`: the time of the trace's last event. Once: the
+    // loops' start times are moved out.
     std::vector<Loop> finish(uint64_t end_ts);
     // The innermost loop holding a path on a thread, as an index into finish()'s result; -1 if
     // none. Valid after finish().
