@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <tuple>
 
 namespace gpuleak::analyzer {
@@ -94,6 +95,18 @@ struct LoopFinder::State {
     std::unordered_map<uint32_t, ThreadLoops> threads;
     std::vector<FoundLoop> loops;
     std::vector<uint32_t> edge_heads; // heads a back edge went to at the current allocation
+    // The oracle's answer per call position, asked once: a position's source does not change
+    // while a trace is read, and each answer is a file lookup and a vector (a loop's back edge
+    // asks at every iteration). Pointers, so that an answer stays put while the table grows.
+    std::vector<std::unique_ptr<const LoopStatement>> statements;
+
+    const LoopStatement& statement(uint32_t node) {
+        if (node >= statements.size()) statements.resize(std::max<size_t>(node + 1, calls.size()));
+        if (!statements[node])
+            statements[node] =
+                std::make_unique<const LoopStatement>(oracle(calls[node], oracle_context));
+        return *statements[node];
+    }
 
     uint32_t parent_of(const std::vector<uint32_t>& path, size_t level) const {
         return level ? path[level - 1] : 0;
@@ -155,7 +168,7 @@ struct LoopFinder::State {
         bool unknown = false;
         for (size_t i = level + 1; i-- > 0;) {
             if (!calls[path[i]].user) continue;
-            LoopStatement s = oracle(calls[path[i]], oracle_context);
+            const LoopStatement& s = statement(path[i]);
             if (s.context == LoopContext::Unknown) {
                 chosen = i;
                 unknown = true;
@@ -164,7 +177,7 @@ struct LoopFinder::State {
             if (s.context == LoopContext::NotInLoop) continue;
             std::pair<int, int> common{s.chain.front(), 0};
             if (i == level && source != path[i])
-                common = common_loop(s.chain, oracle(calls[source], oracle_context).chain);
+                common = common_loop(s.chain, statement(source).chain);
             if (common.second < 0) continue;
             chosen = i;
             std::tie(loop_line, depth) = common;
@@ -277,7 +290,7 @@ struct LoopFinder::State {
 };
 
 LoopFinder::LoopFinder(const CallTree& calls, LoopOracle oracle, void* oracle_context)
-    : state_(new State{calls, oracle ? oracle : &from_source, oracle_context, {}, {}, {}}) {}
+    : state_(new State{calls, oracle ? oracle : &from_source, oracle_context, {}, {}, {}, {}}) {}
 
 LoopFinder::~LoopFinder() {
     delete state_;
