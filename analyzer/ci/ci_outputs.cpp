@@ -149,9 +149,9 @@ void write_github_annotations(const std::vector<GateResult>& results,
             std::string props = location(r, s.site);
             out << "::warning " << props << (props.empty() ? "" : ",")
                 << "title=" << gh_property("gpuleak: " + access::verdict(s)) << "::"
-                << gh_data(access::label(r, s.site) + " keeps +" +
-                           human_bytes(static_cast<uint64_t>(access::growth_per_iteration(s))) +
-                           "/iteration, " + human_bytes(access::live_bytes_end(s)) + " live at end")
+                << gh_data(access::label(r, s.site) + " keeps " +
+                           growth_rate(access::growth_per_iteration(s)) + ", " +
+                           human_bytes(access::live_bytes_end(s)) + " live at end")
                 << "\n";
         }
 }
@@ -190,8 +190,8 @@ void write_markdown_summary(const std::vector<Report>& reports,
             }
             const Frame* f = access::headline(r, s->site);
             out << "| " << access::verdict(*s) << " | `" << md_cell(access::label(r, s->site))
-                << "` | +" << human_bytes(static_cast<uint64_t>(access::growth_per_iteration(*s)))
-                << "/iteration | " << human_bytes(access::live_bytes_end(*s)) << " | ";
+                << "` | " << growth_rate(access::growth_per_iteration(*s)) << " | "
+                << human_bytes(access::live_bytes_end(*s)) << " | ";
             if (f && !f->file.empty()) out << "`" << md_cell(f->file) << ":" << f->line << "`";
             out << " |\n";
         }
@@ -209,9 +209,8 @@ void write_markdown_summary(const std::vector<Report>& reports,
         out << "| leaking sites | " << c.leaks_base << " | " << c.leaks_now << " | |\n";
         for (const SiteDelta& d : c.sites)
             if (d.new_leak)
-                out << "\n- **new leak**: `" << md_cell(access::label(*c.now, d.now->site)) << "` +"
-                    << human_bytes(static_cast<uint64_t>(access::growth_per_iteration(*d.now)))
-                    << "/iteration\n";
+                out << "\n- **new leak**: `" << md_cell(access::label(*c.now, d.now->site)) << "` "
+                    << growth_rate(access::growth_per_iteration(*d.now)) << "\n";
     }
 }
 

@@ -1,5 +1,6 @@
 #include "common/format_util.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gpuleak::analyzer {
@@ -20,6 +21,24 @@ std::string human_bytes(uint64_t bytes) {
                             : "%.0f %s",
                   v, kUnits[unit]);
     return buf;
+}
+
+std::string growth_rate(double bytes_per_iteration) {
+    double rate = std::max(0.0, bytes_per_iteration);
+    std::string out = "+";
+    if (rate >= 1 || rate == 0) {
+        out += human_bytes(static_cast<uint64_t>(rate));
+        out += "/iteration";
+        return out;
+    }
+    uint64_t iterations = 10;
+    while (rate * static_cast<double>(iterations) < 10 && iterations < 1'000'000'000)
+        iterations *= 10;
+    out += human_bytes(static_cast<uint64_t>(rate * static_cast<double>(iterations) + 0.5));
+    out += " per ";
+    out += with_commas(iterations);
+    out += " iterations";
+    return out;
 }
 
 std::string with_commas(uint64_t n) {

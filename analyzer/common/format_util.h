@@ -7,8 +7,12 @@
 
 namespace gpuleak::analyzer {
 
-std::string human_bytes(uint64_t bytes);    // "1.5 GiB", "512 B"
-std::string with_commas(uint64_t n);        // "1,234,567"
+std::string human_bytes(uint64_t bytes); // "1.5 GiB", "512 B"
+std::string with_commas(uint64_t n);     // "1,234,567"
+// A site's growth: "+1.50 MiB/iteration". Under a byte an iteration, over the power of ten of
+// iterations that makes it 10 bytes or more: "+64 B per 1,000 iterations", as a buffer kept
+// every thousandth step is no "+0 B/iteration".
+std::string growth_rate(double bytes_per_iteration);
 std::string frame_location(const Frame& f); // "file.cpp:42" (basename), or the module, or "??"
 std::string frame_function(const Frame& f); // the function, or "??"
 

@@ -49,11 +49,7 @@ std::vector<GateResult> evaluate_gates(const Gates& g, const std::vector<Report>
         results.push_back({gate, pass, detail, {}});
     };
     auto site_name = [](const Report& r, uint32_t site) { return r.names[site].label; };
-    auto rate = [](double bytes) {
-        std::string text = "+";
-        text.append(human_bytes(static_cast<uint64_t>(std::max(0.0, bytes)))).append("/iteration");
-        return text;
-    };
+    auto rate = [](double bytes) { return growth_rate(bytes); };
     for (Verdict v : g.fail_on) {
         std::string detail;
         size_t found = 0;

@@ -130,11 +130,8 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
     for (size_t i = 0; i < growing.size() && i < o.top; ++i) {
         const SiteStats& st = *growing[i];
         const SiteName& name = r.names[st.site];
-        char rate[64], conf[32];
-        std::snprintf(
-            rate, sizeof rate, "+%s/iteration",
-            human_bytes(static_cast<uint64_t>(std::max(0.0, st.growth_bytes_per_iteration)))
-                .c_str());
+        std::string rate = growth_rate(st.growth_bytes_per_iteration);
+        char conf[32];
         std::snprintf(conf, sizeof conf, "fit R^2 %.2f", st.confidence);
         out << "  " << verdict_tag(st.verdict) << "  " << name.label
             << (name.source.empty() ? "" : " — " + name.source) << "\n";

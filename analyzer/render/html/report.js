@@ -47,6 +47,13 @@
     const s = v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0);
     return (n < 0 ? '-' : '') + s + ' ' + units[u];
   }
+  // As the text report: under a byte an iteration, over a power of ten of iterations.
+  function growth(g) {
+    if (g >= 1) return '+' + bytes(Math.round(g));
+    let k = 10;
+    while (g * k < 10 && k < 1e9) k *= 10;
+    return '+' + bytes(Math.round(g * k)) + ' per ' + count(k) + ' iterations';
+  }
   function seconds(s) {
     if (s < 1e-3) return (s * 1e6).toFixed(0) + ' µs';
     if (s < 1) return (s * 1e3).toFixed(s < 1e-2 ? 2 : 1) + ' ms';
@@ -453,7 +460,7 @@
           el('span', {class: 'site-label', text: r.label}),
           r.source || (head && head[5]) ? el('div', {class: 'src', text: r.source || head[5]}) : null,
           r.loop >= 0 && loopOf(r.loop) ? el('div', {class: 'loop', text: 'in ' + loopOf(r.loop).description}) : null),
-        el('td', {class: 'num', text: r.growth > 0 ? '+' + bytes(Math.round(r.growth)) : ''}),
+        el('td', {class: 'num', text: r.growth > 0 ? growth(r.growth) : ''}),
         el('td', {class: 'num', text: bytes(r.live_end) + (r.live_count_end ? ' (' + count(r.live_count_end) + ')' : '')}),
         el('td', {class: 'num', text: bytes(r.peak)}),
         el('td', {class: 'num', text: bytes(r.at_peak)}),
