@@ -237,6 +237,16 @@ rm -f "$work/synth.bin"
 row "5" "peak RSS of gpuleak-report on $n events ($trace_mb MB trace; $(calc "$n / ($WALL / 1e9) / 1e6" 1) M events per wall second)" \
     "$(calc "$RSS / 1024" 0) MiB" "gpuleak-report on a tenth of the events: $(calc "$gl_rss / 1024" 0) MiB" \
     "$(calc "$RSS / $gl_rss" 2)x" "< 200 MiB: $(verdict "$(calc "$RSS / 1024" 0)" '<=' 199)"
+# The same count with a gpuleak_mark_iteration marker every 96 events (thread 1's iterations): the
+# report then judges every site per iteration over 10 M iterations, so what the analysis keeps per
+# iteration (the iterations' start times, each site's samples) counts too.
+unmarked_rss=$RSS
+"$B/trace_synth" --out "$work/synth.bin" --events "$n" --markers 1 >/dev/null
+run_measured report "$REPORT" "$work/synth.bin" -o /dev/null
+rm -f "$work/synth.bin"
+row "5" "the same with a marked iteration every 96 events ($(calc "$n / 96 / 1e6" 1) M iterations judged; $(calc "$n / ($WALL / 1e9) / 1e6" 1) M events per wall second)" \
+    "$(calc "$RSS / 1024" 0) MiB" "without markers: $(calc "$unmarked_rss / 1024" 0) MiB" \
+    "$(calc "$RSS / $unmarked_rss" 2)x" "< 200 MiB: $(verdict "$(calc "$RSS / 1024" 0)" '<=' 199)"
 
 # --- 6. Python walk ------------------------------------------------------------------------------
 python_ready() {
