@@ -7,6 +7,8 @@
 #include <memory>
 #include <tuple>
 
+#include "common/growing_times.h"
+
 namespace gpuleak::analyzer {
 namespace {
 
@@ -38,7 +40,7 @@ struct FoundLoop {
     int loop_line = 0; // its statement (0: none known)
     // Where the statement stands among those enclosing the head's line (0: innermost); -1 none.
     int depth = -1;
-    std::vector<uint64_t> starts;
+    GrowingTimes starts;
     std::vector<uint32_t> run_starts; // iterations (1-based) entered from outside the loop
     uint64_t last_in_body = 0, exit_ts = 0;
     uint64_t allocations = 0;
@@ -313,7 +315,7 @@ std::vector<Loop> LoopFinder::finish(uint64_t end_ts) {
         l.body_end_pc = f.end_pc;
         l.loop_line = f.loop_line;
         // Taken, not copied: a long job's loop has millions of starts.
-        l.starts = std::move(f.starts);
+        l.starts = f.starts.take();
         l.run_starts = std::move(f.run_starts);
         l.runs_to_end = f.exit_ts <= f.last_in_body;
         l.end_ts = l.runs_to_end ? std::max(end_ts, f.last_in_body) : f.exit_ts;

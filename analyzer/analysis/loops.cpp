@@ -158,7 +158,7 @@ struct LoopPass::State {
         std::sort(by_name.begin(), by_name.end(),
                   [](const auto* a, const auto* b) { return a->name < b->name; });
         for (LoadedTrace::MarkerSeries* m : by_name)
-            add_marked("markers", m->name, std::move(m->ts));
+            add_marked("markers", m->name, m->ts.take());
         for (size_t i = 0; i < options.site_locations.size(); ++i)
             add_marked("site", options.site_locations[i], std::move(site_starts[i]));
         // Of the loops [from, to), the one whose span holds `ts` with the largest `key`, the first

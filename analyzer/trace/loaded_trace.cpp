@@ -324,8 +324,16 @@ bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listene
         definitions.finish();
     }
     // The merge delivers markers in time order; a trace read thread by thread does not.
-    for (LoadedTrace::MarkerSeries& m : t.markers)
-        if (!std::is_sorted(m.ts.begin(), m.ts.end())) std::sort(m.ts.begin(), m.ts.end());
+    for (LoadedTrace::MarkerSeries& m : t.markers) {
+        size_t i = 1;
+        while (i < m.ts.size() && m.ts[i - 1] <= m.ts[i])
+            ++i;
+        if (i >= m.ts.size()) continue;
+        std::vector<uint64_t> times = m.ts.take();
+        std::sort(times.begin(), times.end());
+        for (uint64_t ts : times)
+            m.ts.push_back(ts);
+    }
     if (!t.have_process && blocks.empty()) {
         error = "trace holds no data (the process may have been killed before its first flush)";
         return false;

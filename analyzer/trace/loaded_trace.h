@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/growing_times.h"
 #include "gpuleak/format/reader.h"
 #include "symbolize/symbolizer.h"
 
@@ -99,7 +100,7 @@ struct LoadedTrace {
     // (analysis/loops.h).
     struct MarkerSeries {
         std::string name;
-        std::vector<uint64_t> ts;
+        GrowingTimes ts;
     };
     std::vector<MarkerSeries> markers;
     uint64_t marker_count = 0; // of every name, and still after the loop pass took the times

@@ -416,7 +416,7 @@ TEST_P(EventStreamModes, LoadsTheSameTraceEitherWay) {
     ASSERT_EQ(t.markers.size(), other.markers.size());
     for (size_t i = 0; i < t.markers.size(); ++i) {
         EXPECT_EQ(t.markers[i].name, other.markers[i].name);
-        EXPECT_EQ(t.markers[i].ts, other.markers[i].ts);
+        EXPECT_EQ(t.markers[i].ts.take(), other.markers[i].ts.take());
     }
     EXPECT_GT(t.native_nodes.size(), 5000u);
 }

@@ -41,7 +41,7 @@ TEST(LoadedTrace, ReadsATraceBuiltInMemory) {
     EXPECT_EQ(t.native_node(main.index, a), t.native_node(worker.index, w));
     EXPECT_NE(t.native_node(worker.index, other), t.native_node(worker.index, w));
     ASSERT_EQ(t.markers.size(), 1u);
-    EXPECT_EQ(t.markers[0].ts, std::vector<uint64_t>{15});
+    EXPECT_EQ(t.markers[0].ts.take(), std::vector<uint64_t>{15});
     EXPECT_EQ(t.marker_count, 1u);
 
     std::vector<std::pair<uint32_t, uint64_t>> order; // (thread, ts)
