@@ -1,61 +1,12 @@
 // Verdicts from lifetimes, without a trace: events go through the pairing and the loop-lifetime
 // aggregator with loops given by hand, as the replay of a real trace would feed them.
 #include <gtest/gtest.h>
-#include <malloc.h>
-
-#include <atomic>
-#include <cstdlib>
-#include <new>
 
 #include "analysis/aggregate/loop_lifetimes.h"
 #include "analysis/aggregate/totals.h"
 #include "analysis/replay.h"
 #include "analysis/verdicts.h"
-
-namespace {
-
-// Bytes held through operator new in this test program, and the most held since a test reset it.
-namespace heap {
-std::atomic<size_t> held{0}, peak{0};
-void* take(size_t n) {
-    void* p = std::malloc(n ? n : 1);
-    if (!p) throw std::bad_alloc();
-    size_t now = held += malloc_usable_size(p);
-    for (size_t top = peak.load(); now > top && !peak.compare_exchange_weak(top, now);) {
-    }
-    return p;
-}
-void give(void* p) {
-    if (!p) return;
-    held -= malloc_usable_size(p);
-    std::free(p);
-}
-size_t peak_above(size_t base) {
-    size_t top = peak.load();
-    return top > base ? top - base : 0;
-}
-} // namespace heap
-
-} // namespace
-
-void* operator new(size_t n) {
-    return heap::take(n);
-}
-void* operator new[](size_t n) {
-    return heap::take(n);
-}
-void operator delete(void* p) noexcept {
-    heap::give(p);
-}
-void operator delete[](void* p) noexcept {
-    heap::give(p);
-}
-void operator delete(void* p, size_t) noexcept {
-    heap::give(p);
-}
-void operator delete[](void* p, size_t) noexcept {
-    heap::give(p);
-}
+#include "support/heap_counter.h"
 
 namespace gpuleak::analyzer {
 namespace {
@@ -327,11 +278,10 @@ TEST(Verdicts, ALongLoopIsJudgedWithoutAValuePerIterationInMemory) {
                      {{0, 0}}, 100 + kIterations * 100ull));
     for (uint32_t i = 0; i < kIterations; i += 1000)
         run.alloc(100 + i * 100ull + 1, 0, 1000);
-    size_t base = heap::held.load();
-    heap::peak = base;
+    test::heap_mark();
     Report r = run.finish(200 + kIterations * 100ull);
     std::vector<uint64_t> sparkline = live_bytes_by_iteration(r.sites[0], kIterations, 60);
-    EXPECT_LT(heap::peak_above(base), size_t{1} << 20);
+    EXPECT_LT(test::heap_peak_above_mark(), size_t{1} << 20);
     EXPECT_EQ(r.sites[0].verdict, Verdict::Leak);
     EXPECT_NEAR(r.sites[0].growth_bytes_per_iteration, 1.0, 0.01);
     ASSERT_EQ(sparkline.size(), 60u);

@@ -1,0 +1,16 @@
+// Bytes held through operator new in a test program that links heap_counter.cpp (which replaces
+// the global operator new and delete), and the most held since a test set a mark: how a test
+// shows that work over millions of items keeps nothing per item.
+#pragma once
+
+#include <cstddef>
+
+namespace gpuleak::test {
+
+size_t heap_held();
+// Starts a measurement: the peak counts from what is held now.
+void heap_mark();
+// The most held above the mark since heap_mark().
+size_t heap_peak_above_mark();
+
+} // namespace gpuleak::test
