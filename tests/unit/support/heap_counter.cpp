@@ -11,19 +11,14 @@ namespace {
 
 std::atomic<size_t> held{0}, peak{0}, mark{0};
 
-void* take(size_t n) {
-    void* p = std::malloc(n ? n : 1);
-    if (!p) throw std::bad_alloc();
-    size_t now = held += malloc_usable_size(p);
+void add(size_t n) {
+    size_t now = held += n;
     for (size_t top = peak.load(); now > top && !peak.compare_exchange_weak(top, now);) {
     }
-    return p;
 }
 
-void give(void* p) {
-    if (!p) return;
-    held -= malloc_usable_size(p);
-    std::free(p);
+void remove(size_t n) {
+    held -= n;
 }
 
 } // namespace
@@ -44,21 +39,71 @@ size_t heap_peak_above_mark() {
 
 } // namespace gpuleak::test
 
+// GCC says so with __SANITIZE_*__, clang (14) with __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HEAP_COUNTER_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HEAP_COUNTER_SANITIZED 1
+#endif
+#endif
+
+#ifdef HEAP_COUNTER_SANITIZED
+// The sanitizer's runtime owns operator new (a replacement would pair its allocations with the
+// wrong release): count through the hooks it calls on every allocation and release instead.
+extern "C" {
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
+                                              void (*free_hook)(const volatile void*));
+size_t __sanitizer_get_allocated_size(const volatile void* p);
+}
+
+namespace {
+
+void on_malloc(const volatile void*, size_t n) {
+    gpuleak::test::add(n);
+}
+
+void on_free(const volatile void* p) {
+    if (p) gpuleak::test::remove(__sanitizer_get_allocated_size(p));
+}
+
+const int hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+
+} // namespace
+#else
+namespace {
+
+void* take(size_t n) {
+    void* p = std::malloc(n ? n : 1);
+    if (!p) throw std::bad_alloc();
+    gpuleak::test::add(malloc_usable_size(p));
+    return p;
+}
+
+void give(void* p) {
+    if (!p) return;
+    gpuleak::test::remove(malloc_usable_size(p));
+    std::free(p);
+}
+
+} // namespace
+
 void* operator new(size_t n) {
-    return gpuleak::test::take(n);
+    return take(n);
 }
 void* operator new[](size_t n) {
-    return gpuleak::test::take(n);
+    return take(n);
 }
 void operator delete(void* p) noexcept {
-    gpuleak::test::give(p);
+    give(p);
 }
 void operator delete[](void* p) noexcept {
-    gpuleak::test::give(p);
+    give(p);
 }
 void operator delete(void* p, size_t) noexcept {
-    gpuleak::test::give(p);
+    give(p);
 }
 void operator delete[](void* p, size_t) noexcept {
-    gpuleak::test::give(p);
+    give(p);
 }
+#endif

@@ -1,6 +1,7 @@
-// Bytes held through operator new in a test program that links heap_counter.cpp (which replaces
-// the global operator new and delete), and the most held since a test set a mark: how a test
-// shows that work over millions of items keeps nothing per item.
+// Bytes held on the heap by a test program that links heap_counter.cpp, and the most held since a
+// test set a mark: how a test shows that work over millions of items keeps nothing per item.
+// Counted by replacing operator new and delete, or, in a sanitizer's build (whose runtime owns
+// them), through the allocation hooks the sanitizer calls.
 #pragma once
 
 #include <cstddef>
