@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
                 analyses.push_back(std::move(a));
             }
         }
+        order_parents_first(analyses);
         for (auto& a : analyses)
             reports.push_back(std::move(a->report));
         if (reports.size() > 1) add_multi_process_hints(reports);

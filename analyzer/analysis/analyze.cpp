@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 
 #include "analysis/aggregate/device_peak.h"
 #include "analysis/aggregate/failed_allocations.h"
@@ -169,6 +170,30 @@ bool analyze(const std::string& path, const AnalyzeOptions& options, Analysis& a
         if (!system) r.warnings.push_back(w);
     }
     return true;
+}
+
+void order_parents_first(std::vector<std::unique_ptr<Analysis>>& analyses) {
+    std::unordered_map<uint64_t, const ProcessInfo*> by_pid; // of traces that name their process
+    for (const auto& a : analyses)
+        if (a->trace.have_process && a->trace.process.pid)
+            by_pid.emplace(a->trace.process.pid, &a->trace.process);
+    // How many processes of the job are above it; a reused pid could make a cycle: bounded.
+    auto depth = [&](const ProcessInfo& p) {
+        size_t d = 0;
+        for (const ProcessInfo* at = &p; d < analyses.size(); ++d) {
+            auto parent = by_pid.find(at->ppid);
+            if (parent == by_pid.end() || parent->second == at) break;
+            at = parent->second;
+        }
+        return d;
+    };
+    std::vector<std::pair<size_t, std::unique_ptr<Analysis>>> keyed;
+    for (auto& a : analyses)
+        keyed.emplace_back(a->trace.have_process ? depth(a->trace.process) : 0, std::move(a));
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (size_t i = 0; i < keyed.size(); ++i)
+        analyses[i] = std::move(keyed[i].second);
 }
 
 } // namespace gpuleak::analyzer

@@ -50,4 +50,9 @@ struct AnalyzeOptions {
 bool analyze(const std::string& path, const AnalyzeOptions& options, Analysis& a,
              std::string& error);
 
+// The processes of a job in the order the reports show and compare them: each after the processes
+// of the job that started it (by pid and parent pid), otherwise in the order given. File names do
+// not say it: a shell sorts gpuleak.10004.bin before gpuleak.9998.bin, and pids wrap around.
+void order_parents_first(std::vector<std::unique_ptr<Analysis>>& analyses);
+
 } // namespace gpuleak::analyzer
