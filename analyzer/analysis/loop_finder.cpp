@@ -12,8 +12,6 @@
 namespace gpuleak::analyzer {
 namespace {
 
-constexpr uint32_t kNone = ~0u;
-
 uint64_t context_key(uint32_t parent, uint32_t function) {
     return uint64_t{parent} << 32 | function;
 }

@@ -59,8 +59,8 @@ struct Loop {
     int loop_line = 0;            // the for/while line, where the source shows it
     std::vector<uint64_t> starts; // iteration start times (ns), ascending; iteration k starts at
                                   // starts[k-1]
-    // The iterations (1-based) entered from outside the loop, not through its own back edge:
-    // each begins a run (the inner loop of each outer iteration). Always holds 1.
+    // The iterations (1-based, ascending) entered from outside the loop, not through its own back
+    // edge: each begins a run (the inner loop of each outer iteration). Always holds 1.
     std::vector<uint32_t> run_starts;
     uint64_t end_ts = 0;      // end of its last iteration
     bool runs_to_end = false; // never left before the trace ended (teardown in its last

@@ -7,41 +7,36 @@ namespace gpuleak::analyzer {
 namespace {
 
 // A pair's series over iterations [first, last] as the verdicts read it: every iteration's value
-// carried forward from the latest sample at or before it. Read in order, never laid out: a loop
+// carried forward from the latest sample at or before it (samples ascend by iteration, as the
+// loop-lifetime aggregator writes them at each boundary). Read in order, never laid out: a loop
 // of millions of iterations is judged in memory that does not grow with them.
 class DenseSeries {
 public:
     DenseSeries(const std::vector<IterationSample>& samples, uint32_t first, uint32_t last)
-        : samples_(samples), first_(first), size_(last >= first ? size_t{last} - first + 1 : 0),
-          in_order_(std::is_sorted(samples.begin(), samples.end(), by_iteration)) {}
+        : samples_(samples), first_(first), size_(last >= first ? size_t{last} - first + 1 : 0) {}
     size_t size() const { return size_; }
     // f(index, bytes, count) for each index in [from, to), in order, until f returns false.
     template <class F> void each(size_t from, size_t to, F&& f) const {
         to = std::min(to, size_);
         if (from >= to) return;
-        uint64_t bytes = 0, count = 0, k = 0;
-        size_t next = 0;
-        if (in_order_) {
-            // Every sample up to the first iteration wanted is taken: start there.
-            k = first_ + from;
-            IterationSample wanted{static_cast<uint32_t>(k), 0, 0};
-            next = static_cast<size_t>(
-                std::upper_bound(samples_.begin(), samples_.end(), wanted, by_iteration) -
-                samples_.begin());
-            if (next > 0) {
-                bytes = samples_[next - 1].bytes;
-                count = samples_[next - 1].count;
-            }
+        // Start at the first iteration wanted, with the latest sample at or before it.
+        uint64_t k = first_ + from, bytes = 0, count = 0;
+        IterationSample wanted{static_cast<uint32_t>(k), 0, 0};
+        size_t next = static_cast<size_t>(
+            std::upper_bound(samples_.begin(), samples_.end(), wanted, by_iteration) -
+            samples_.begin());
+        if (next > 0) {
+            bytes = samples_[next - 1].bytes;
+            count = samples_[next - 1].count;
         }
-        // Out of order (never written so), a sample is taken only when its iteration comes.
         for (; k < first_ + to; ++k) {
             while (next < samples_.size() && samples_[next].iteration == k) {
                 bytes = samples_[next].bytes;
                 count = samples_[next].count;
                 ++next;
             }
-            if (k >= first_ + from && !f(static_cast<size_t>(k - first_),
-                                         static_cast<double>(bytes), static_cast<double>(count)))
+            if (!f(static_cast<size_t>(k - first_), static_cast<double>(bytes),
+                   static_cast<double>(count)))
                 return;
         }
     }
@@ -53,7 +48,6 @@ private:
     const std::vector<IterationSample>& samples_;
     uint64_t first_;
     size_t size_;
-    bool in_order_;
 };
 
 // One of a DenseSeries' two values.
@@ -66,12 +60,10 @@ struct Values {
             return f(i, counts ? count : bytes);
         });
     }
-    double max(size_t from = 0, size_t to = ~size_t{0}) const {
+    double max(size_t from = 0, size_t to = ~size_t{0}) const { // values are never negative
         double m = 0;
-        bool any = false;
         each(from, to, [&](size_t, double v) {
-            if (!any || v > m) m = v;
-            any = true;
+            m = std::max(m, v);
             return true;
         });
         return m;
@@ -146,20 +138,13 @@ struct Rise {
 
 bool released_rise(const Values& counts, double teardown_count,
                    const std::vector<uint32_t>& run_starts, uint32_t first, Rise& found) {
-    bool sorted = std::is_sorted(run_starts.begin(), run_starts.end());
-    // The runs begun in iterations (from, to], by a search where the runs are in order.
+    // The runs begun in iterations (from, to]; run_starts ascend.
     auto runs_begun = [&](size_t from, size_t to) {
-        if (sorted) {
-            auto after = [&](size_t k) {
-                return std::upper_bound(run_starts.begin(), run_starts.end(), k,
-                                        [](size_t a, uint32_t r) { return a < r; });
-            };
-            return to > from ? static_cast<size_t>(after(to) - after(from)) : size_t{0};
-        }
-        size_t n = 0;
-        for (uint32_t r : run_starts)
-            n += r > from && r <= to;
-        return n;
+        auto after = [&](size_t k) {
+            return std::upper_bound(run_starts.begin(), run_starts.end(), k,
+                                    [](size_t a, uint32_t r) { return a < r; });
+        };
+        return to > from ? static_cast<size_t>(after(to) - after(from)) : size_t{0};
     };
     size_t start = 0, rises = 0;
     bool released = false;

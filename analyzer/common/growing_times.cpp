@@ -14,10 +14,8 @@ constexpr size_t kChunkBytes = GrowingTimes::kChunk * sizeof(uint64_t);
 
 } // namespace
 
-GrowingTimes::GrowingTimes(GrowingTimes&& other) noexcept
-    : first_(std::move(other.first_)), chunks_(std::move(other.chunks_)), size_(other.size_) {
-    other.chunks_.clear();
-    other.size_ = 0;
+GrowingTimes::GrowingTimes(GrowingTimes&& other) noexcept {
+    *this = std::move(other);
 }
 
 GrowingTimes& GrowingTimes::operator=(GrowingTimes&& other) noexcept {

@@ -49,7 +49,6 @@ std::vector<GateResult> evaluate_gates(const Gates& g, const std::vector<Report>
         results.push_back({gate, pass, detail, {}});
     };
     auto site_name = [](const Report& r, uint32_t site) { return r.names[site].label; };
-    auto rate = [](double bytes) { return growth_rate(bytes); };
     for (Verdict v : g.fail_on) {
         std::string detail;
         size_t found = 0;
@@ -57,10 +56,10 @@ std::vector<GateResult> evaluate_gates(const Gates& g, const std::vector<Report>
         for (const Report& r : reports)
             for (const SiteStats& s : r.sites)
                 if (s.verdict == v) {
-                    sites.push_back({&r, s.site, rate(s.growth_bytes_per_iteration)});
+                    sites.push_back({&r, s.site, growth_rate(s.growth_bytes_per_iteration)});
                     if (found++ < 3)
                         detail += (detail.empty() ? "" : "; ") + site_name(r, s.site) + " " +
-                                  rate(s.growth_bytes_per_iteration);
+                                  growth_rate(s.growth_bytes_per_iteration);
                 }
         std::string what = v == Verdict::Leak           ? "leaking site"
                            : v == Verdict::Accumulation ? "accumulating site"
@@ -80,7 +79,7 @@ std::vector<GateResult> evaluate_gates(const Gates& g, const std::vector<Report>
                     s.verdict == Verdict::Accumulation) {
                     if (s.growth_bytes_per_iteration >
                         static_cast<double>(*g.max_growth_per_iteration))
-                        sites.push_back({&r, s.site, rate(s.growth_bytes_per_iteration)});
+                        sites.push_back({&r, s.site, growth_rate(s.growth_bytes_per_iteration)});
                     if (s.growth_bytes_per_iteration > worst) {
                         worst = s.growth_bytes_per_iteration;
                         where = site_name(r, s.site);

@@ -314,6 +314,13 @@ bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listene
     }
     if (repeated_sequence) {
         t.late_definitions = true;
+        // Read thread by thread, a name's markers are not in time order, as the merge gives them.
+        for (LoadedTrace::MarkerSeries& m : t.markers) {
+            std::vector<uint64_t> times = m.ts.take();
+            std::sort(times.begin(), times.end());
+            for (uint64_t ts : times)
+                m.ts.push_back(ts);
+        }
     } else {
         if (listener) listener->on_globals(t);
         EventStream stream(t, &definitions);
@@ -322,17 +329,6 @@ bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listene
             if (listener) listener->on_event(*e);
         }
         definitions.finish();
-    }
-    // The merge delivers markers in time order; a trace read thread by thread does not.
-    for (LoadedTrace::MarkerSeries& m : t.markers) {
-        size_t i = 1;
-        while (i < m.ts.size() && m.ts[i - 1] <= m.ts[i])
-            ++i;
-        if (i >= m.ts.size()) continue;
-        std::vector<uint64_t> times = m.ts.take();
-        std::sort(times.begin(), times.end());
-        for (uint64_t ts : times)
-            m.ts.push_back(ts);
     }
     if (!t.have_process && blocks.empty()) {
         error = "trace holds no data (the process may have been killed before its first flush)";

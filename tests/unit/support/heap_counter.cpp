@@ -23,10 +23,6 @@ void remove(size_t n) {
 
 } // namespace
 
-size_t heap_held() {
-    return held.load();
-}
-
 void heap_mark() {
     mark = held.load();
     peak = mark.load();

@@ -8,7 +8,6 @@
 
 namespace gpuleak::test {
 
-size_t heap_held();
 // Starts a measurement: the peak counts from what is held now.
 void heap_mark();
 // The most held above the mark since heap_mark().
