@@ -205,6 +205,19 @@ def make_shape(rng, lang, p):
     return s
 
 
+def main_phase_calls(s):
+    """The calls main makes, one per phase of the shape in order: (function, argument or None)."""
+    for ph in s.phases:
+        if ph == "warmup":
+            yield "warmup", None
+        elif ph in ("train", "eval"):
+            yield "clean_" + ph, None
+        elif s.threads > 1:
+            yield "run_workers", None
+        else:
+            yield "pattern_phase", "0"
+
+
 def shape_summary(p, s):
     d = {
         "phases": s.phases,

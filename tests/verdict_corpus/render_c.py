@@ -5,6 +5,7 @@ from source_emitter import Src, header_lines
 from c_library import (
     CNames, C_DIRECT_ALLOC, C_TYPES, C_VEC, c_array, c_clean_phase, c_lib_text, c_noise_calls)
 from c_patterns import c_pattern
+from corpus_model import main_phase_calls
 
 
 C_FUNCTION_RE = re.compile(r"^[a-z_][a-z_0-9 *]* \**([a-z_0-9]+)\(([^)]*)\) \{$")
@@ -179,15 +180,8 @@ def render_c(prog):
             e(1, "void *checkpoint = %s; /* map_location: this rank's device */" % N.E(
                 "CHECKPOINT"), "transient")
             e(1, "%s(checkpoint); /* copied into the model */" % N.free)
-    for ph in s.phases:
-        if ph == "warmup":
-            e(1, "warmup();")
-        elif ph in ("train", "eval"):
-            e(1, "clean_%s();" % ph)
-        elif s.threads > 1:
-            e(1, "run_workers();")
-        else:
-            e(1, "pattern_phase(0);")
+    for function, arg in main_phase_calls(s):
+        e(1, "%s(%s);" % (function, arg or ""))
     e(1, 'printf("%s %%g\\n", %s);' % (name, summary))
     if ranks and leaky:
         e(1, "%s(checkpoint);" % N.free)

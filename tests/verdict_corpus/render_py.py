@@ -2,6 +2,7 @@
 from source_emitter import Src, header_lines
 from py_library import PY_HELPER_MODULE, PyNames, py_clean_phase, py_noise_calls
 from py_patterns import py_pattern
+from corpus_model import main_phase_calls
 
 
 def render_py(prog):
@@ -10,6 +11,12 @@ def render_py(prog):
     helper_module = prog["helper_module"]
     N = PyNames(s, helper_module)
     e = Src("#")
+
+    def transient_batch(d, phase):
+        """One step that keeps nothing: the model's output of a batch, the phase's noise."""
+        e(d, "model(%s(BATCH)).item()" % N.empty, "transient")
+        py_noise_calls(e, d, s, phase)
+
     for ln in header_lines(prog, "#"):
         e(0, ln)
     e(0, "import collections")
@@ -59,8 +66,7 @@ def render_py(prog):
     if s.warmup:
         e(0, "def warmup(model):")
         e(1, "for step in range(WARMUP):")
-        e(2, "model(%s(BATCH)).item()" % N.empty, "transient")
-        py_noise_calls(e, 2, s, "warmup")
+        transient_batch(2, "warmup")
         e(0)
         e(0)
     for kind in ("train", "eval"):
@@ -73,8 +79,7 @@ def render_py(prog):
         e(0, "def clean_worker(model, tid):")
         e(1, '"""A worker that only churns: everything it allocates dies with its iteration."""')
         e(1, "for step in range(ITERATIONS * EPOCHS):")
-        e(2, "model(%s(BATCH)).item()" % N.empty, "transient")
-        py_noise_calls(e, 2, s, "pattern")
+        transient_batch(2, "pattern")
         e(0)
         e(0)
     if s.threads > 1:
@@ -117,15 +122,8 @@ def render_py(prog):
               "transient")
             e(1, "checkpoint.item()  # load_state_dict copies it into the model")
             e(1, "del checkpoint")
-    for ph in s.phases:
-        if ph == "warmup":
-            e(1, "warmup(model)")
-        elif ph in ("train", "eval"):
-            e(1, "clean_%s(model)" % ph)
-        elif s.threads > 1:
-            e(1, "run_workers(model)")
-        else:
-            e(1, "pattern_phase(model, 0)")
+    for function, arg in main_phase_calls(s):
+        e(1, "%s(%s)" % (function, ", ".join(["model"] + ([arg] if arg else []))))
     e(1, "print(%r, %s)" % (name, summary))
     if ranks and leaky:
         e(1, "return int(checkpoint.item() < 0)")
