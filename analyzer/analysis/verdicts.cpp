@@ -68,6 +68,14 @@ struct Values {
         });
         return m;
     }
+    double min() const {
+        double m = 0;
+        each(0, size(), [&](size_t i, double v) {
+            m = i == 0 ? v : std::min(m, v);
+            return true;
+        });
+        return m;
+    }
     double back() const {
         double v = 0;
         each(size() - 1, size(), [&](size_t, double value) {
@@ -124,6 +132,25 @@ bool keeps_rising(const Values& y) {
     });
     if (rises < std::min<size_t>(3, size - 1)) return false;
     return last_min > first_max;
+}
+
+// Rose in steps and never came down: with a count that stays put, a buffer replaced by a larger
+// one whenever a larger input comes (a cache keeping its largest, a caching allocator's segment),
+// which a rare input may grow early in the loop and then not again, so that the last third sits
+// where the first one ended. (A count that rose with it is a bounded cache filling up.)
+bool only_steps_up(const Values& y) {
+    size_t rises = 0;
+    double previous = 0;
+    bool down = false;
+    y.each(0, y.size(), [&](size_t i, double v) {
+        if (i > 0) {
+            rises += v > previous;
+            down = v < previous;
+        }
+        previous = v;
+        return !down;
+    });
+    return !down && rises >= std::min<size_t>(3, y.size() - 1) && rises > 0;
 }
 
 // A stretch of iterations in which the count only rose, at least kAccumulationSteps times, and
@@ -230,7 +257,8 @@ Judgement judge(const SiteLoopStats& p, const Loop& loop, uint32_t warmup) {
         j.growth_bytes_per_iteration = f.slope;
         j.confidence = fit_line(counts, rise.from, rise.to).r2;
         j.accumulated_bytes = static_cast<uint64_t>(bytes.max(rise.from, rise.to));
-    } else if (keeps_rising(bytes) && byte_fit.slope > 0 && byte_fit.r2 >= 0.6) {
+    } else if ((keeps_rising(bytes) && byte_fit.slope > 0 && byte_fit.r2 >= 0.6) ||
+               (only_steps_up(bytes) && counts.max() == counts.min())) {
         j.verdict = Verdict::Growth;
         j.growth_bytes_per_iteration = byte_fit.slope;
         j.confidence = byte_fit.r2;

@@ -2,6 +2,8 @@
 // aggregator with loops given by hand, as the replay of a real trace would feed them.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "analysis/aggregate/loop_lifetimes.h"
 #include "analysis/aggregate/totals.h"
 #include "analysis/replay.h"
@@ -198,6 +200,36 @@ TEST(Verdicts, GrowingSizesAreGrowth) {
     Report r = run.finish(3000);
     EXPECT_EQ(r.sites[0].verdict, Verdict::Growth);
     EXPECT_NEAR(r.sites[0].growth_bytes_per_iteration, 1000, 1);
+}
+
+// A cache keeping the largest buffer it was asked for: a few rare large inputs early in a loop of
+// 50 grow it, then it stays. The last third holds what the first third ended with, yet it grew.
+TEST(Verdicts, ABufferReplacedByLargerOnesOnRareInputsIsGrowth) {
+    Program run(with({make_loop(0, 1, 100, 100, 50, 5101, true)}, {{0, 0}}, 5100));
+    const std::map<int, uint64_t> larger = {{0, 500}, {1, 520}, {2, 1500}, {4, 3000}, {13, 5000}};
+    uint64_t buffer = 0;
+    for (int i = 0; i < 50; ++i) {
+        auto size = larger.find(i);
+        if (size == larger.end()) continue;
+        uint64_t bigger = run.alloc(100 + i * 100 + 1, 0, size->second);
+        if (buffer) run.free(100 + i * 100 + 2, buffer);
+        buffer = bigger;
+    }
+    Report r = run.finish(6000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Growth);
+}
+
+// The same single buffer, its size following each input up and down: held, not growing.
+TEST(Verdicts, ABufferSizedByEachInputIsRetained) {
+    Program run(with({make_loop(0, 1, 100, 100, 50, 5101, true)}, {{0, 0}}, 5100));
+    uint64_t buffer = 0;
+    for (int i = 0; i < 50; ++i) {
+        uint64_t sized = run.alloc(100 + i * 100 + 1, 0, 1000 + (i * 7919) % 3000);
+        if (buffer) run.free(100 + i * 100 + 2, buffer);
+        buffer = sized;
+    }
+    Report r = run.finish(6000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
 }
 
 TEST(Verdicts, ConcurrentChurnInEveryThreadIsTransient) {
