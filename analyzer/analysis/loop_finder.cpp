@@ -108,16 +108,25 @@ struct LoopFinder::State {
         return *statements[node];
     }
 
+    // Where statement `loop_line` stands among those enclosing the head's position (0: innermost);
+    // one past them if it does not enclose it.
+    int nested_at(uint32_t head, int loop_line) {
+        const std::vector<int>& chain = statement(head).chain;
+        return static_cast<int>(std::find(chain.begin(), chain.end(), loop_line) - chain.begin());
+    }
+
     uint32_t parent_of(const std::vector<uint32_t>& path, size_t level) const {
         return level ? path[level - 1] : 0;
     }
 
-    // A back edge into `path[level]` from `source_pc`, of the loop of statement `loop_line`
+    // A back edge into `path[level]` from `source` (a node of the same activation), of the loop of
+    // statement `loop_line`
     // (`depth` in the head's chain). It starts an iteration of that loop and a new run of every
     // loop of the same head nested inside it.
     void add_back_edge(ThreadLoops& t, uint32_t thread, uint64_t ts,
-                       const std::vector<uint32_t>& path, size_t level, uint64_t source_pc,
+                       const std::vector<uint32_t>& path, size_t level, uint32_t source,
                        int loop_line, int depth) {
+        uint64_t source_pc = calls[source].pc;
         uint32_t head = path[level];
         const CallNode& node = calls[head];
         edge_heads.push_back(head);
@@ -127,8 +136,31 @@ struct LoopFinder::State {
             FoundLoop& l = loops[id];
             if (l.loop_line == loop_line)
                 loop = &l;
-            else if (depth >= 0 && l.depth >= 0 && l.depth < depth)
+            else if (depth >= 0 && l.loop_line > 0 && nested_at(head, l.loop_line) < depth)
                 l.start(ts, true);
+        }
+        if (!loop && loop_line > 0) {
+            // The statement already loops back to another of its positions: an iteration that
+            // skips the first (a call under an `if`) returns here. One loop, with both heads.
+            auto same_context =
+                t.by_context.find(context_key(parent_of(path, level), node.function));
+            if (same_context != t.by_context.end())
+                for (uint32_t id : same_context->second)
+                    if (loops[id].loop_line == loop_line) {
+                        loop = &loops[id];
+                        at_head.push_back(id);
+                        if (node.pc < loop->head_pc) {
+                            loop->head_pc = node.pc;
+                            loop->head = head;
+                        }
+                        // Entered before the loop's first iteration was thought to begin (at
+                        // its first head's entry): it began there.
+                        auto entry = t.last_entry.find(head);
+                        if (entry != t.last_entry.end() && entry->second < loop->starts.front())
+                            loop->starts.front() = entry->second;
+                        ++t.version;
+                        break;
+                    }
         }
         if (!loop) {
             FoundLoop l;
@@ -140,7 +172,10 @@ struct LoopFinder::State {
             l.end_pc = node.pc;
             l.loop_line = loop_line;
             l.depth = depth;
+            // The iteration it ends began with the last entry into the head, or, where the head
+            // was never entered before (a call under an `if`), into the place it came from.
             auto entry = t.last_entry.find(head);
+            if (entry == t.last_entry.end()) entry = t.last_entry.find(source);
             if (entry != t.last_entry.end() && entry->second < ts) l.start(entry->second, true);
             uint32_t id = static_cast<uint32_t>(loops.size());
             at_head.push_back(id);
@@ -183,8 +218,8 @@ struct LoopFinder::State {
             std::tie(loop_line, depth) = common;
             break;
         }
-        uint64_t pc = chosen == level ? calls[source].pc : calls[path[chosen]].pc;
-        add_back_edge(t, thread, ts, path, chosen, pc, loop_line, depth);
+        add_back_edge(t, thread, ts, path, chosen, chosen == level ? source : path[chosen],
+                      loop_line, depth);
         if (!unknown) return;
         // Without the source, a function that went back to its first position may as well have
         // been called again by a loop around its call: count that loop too, outwards.
@@ -196,7 +231,7 @@ struct LoopFinder::State {
             while (outer-- > 0 && !calls[path[outer]].user) {
             }
             if (outer >= i) break; // no frame of the program's own code further out
-            add_back_edge(t, thread, ts, path, outer, calls[path[outer]].pc, 0, -1);
+            add_back_edge(t, thread, ts, path, outer, path[outer], 0, -1);
             i = outer;
         }
     }
@@ -245,8 +280,19 @@ struct LoopFinder::State {
             if (head == t.by_head.end() ||
                 std::find(edge_heads.begin(), edge_heads.end(), node) != edge_heads.end())
                 continue;
-            for (uint32_t id : head->second)
-                loops[id].start(ts, true);
+            // Not from a place of the same activation inside the loop's statement, though: that
+            // goes on within an iteration (from a call under an `if` before the head).
+            const std::vector<int>* from = nullptr;
+            if (i == d && d < prev.size() && calls[prev[d]].user &&
+                calls[prev[d]].function == calls[node].function)
+                from = &statement(prev[d]).chain;
+            for (uint32_t id : head->second) {
+                FoundLoop& l = loops[id];
+                if (from && l.loop_line > 0 &&
+                    std::find(from->begin(), from->end(), l.loop_line) != from->end())
+                    continue;
+                l.start(ts, true);
+            }
         }
         std::vector<uint32_t>& in_body = t.next_in_body;
         in_body.clear();
@@ -332,14 +378,19 @@ int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) 
         if (!n.user) continue;
         auto loops = t->second.by_context.find(context_key(i ? path[i - 1] : 0, n.function));
         if (loops == t->second.by_context.end()) continue;
-        // The tightest: the latest head, then the shortest body, then the innermost statement.
+        // The tightest: of two statements, the later one (both enclose the position, so it is
+        // nested in the other; a loop's first head can come before a nested loop's); else the
+        // latest head, then the shortest body, then the innermost statement.
+        auto tighter = [](const FoundLoop& a, const FoundLoop& b) {
+            if (a.loop_line > 0 && b.loop_line > 0 && a.loop_line != b.loop_line)
+                return a.loop_line > b.loop_line;
+            return std::tie(a.head_pc, b.end_pc, b.depth) > std::tie(b.head_pc, a.end_pc, a.depth);
+        };
         const FoundLoop* best = nullptr;
         for (uint32_t id : loops->second) {
             const FoundLoop& l = state_->loops[id];
             if (l.output < 0 || n.pc < l.head_pc || n.pc > l.end_pc) continue;
-            if (!best || std::tie(l.head_pc, best->end_pc, best->depth) >
-                             std::tie(best->head_pc, l.end_pc, l.depth))
-                best = &l;
+            if (!best || tighter(l, *best)) best = &l;
         }
         if (best) return best->output;
     }

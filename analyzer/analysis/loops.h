@@ -15,11 +15,14 @@
 //
 // A loop is the place the back edges return to (its head: a call position in one activation chain
 // of one thread) and, where the source shows it, the loop statement both ends of its back edges
-// sit in: nested loops whose first allocation is the same are told apart so. Its body reaches
-// from the head to the furthest position a back edge came from. Each entry into the head starts
-// an iteration: through its own back edge, or from outside, which also begins a run (as an outer
-// loop's back edge does for the loops nested in it). An allocation belongs to the innermost loop
-// whose body holds one of its frames.
+// sit in: nested loops whose first allocation is the same are told apart so. Where the source
+// shows it, back edges of one statement that return to different positions (an iteration that
+// skips an `if`'s call returns to the call after it) are one loop with several heads, the first
+// of them its head. Its body reaches from the head to the furthest position a back edge came
+// from. Each entry into a head starts an iteration: through a back edge of the loop, or from
+// outside its body, which also begins a run (as an outer loop's back edge does for the loops
+// nested in it); going on from one head to another within the body does not. An allocation
+// belongs to the innermost loop whose body holds one of its frames.
 //
 // Marked iterations take precedence: markers (gpuleak_mark_iteration, NVTX ranges), one loop per
 // name, and --iteration-site FILE:LINE (each one a loop whose iterations start at the allocations

@@ -34,6 +34,7 @@ public:
         return i < kFirst ? first_[i] : chunks_[(i - kFirst) / kChunk][(i - kFirst) % kChunk];
     }
     uint64_t back() const { return (*this)[size_ - 1]; }
+    uint64_t& front() { return first_.front(); } // not empty
 
     // Every time, in order, as one vector; leaves this empty.
     std::vector<uint64_t> take();

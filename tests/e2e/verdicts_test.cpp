@@ -70,6 +70,15 @@ TEST(Verdicts, LeakEveryThirdIteration) {
     expect_rate(site(rep, "keep_every_third"), 1000000);
 }
 
+TEST(Verdicts, LeakUnderAnIfAtTheTopOfTheLoopIsPerIterationOfTheWholeLoop) {
+    Json rep = scenario("leak_every_tenth_first");
+    ASSERT_EQ(rep["loops"].size(), 1u) << rep["loops"].dump(1);
+    EXPECT_EQ(rep["loops"][0]["iterations"], 300);
+    EXPECT_EQ(leaks(rep), std::vector<std::string>{"keep_every_tenth"});
+    expect_rate(site(rep, "keep_every_tenth"), 500000);
+    EXPECT_EQ(site(rep, "keep_every_tenth")["first_iteration"], 1);
+}
+
 TEST(Verdicts, TwoSitesLeakingAtDifferentRates) {
     Json rep = scenario("two_rates");
     auto l = leaks(rep);

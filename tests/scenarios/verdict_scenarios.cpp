@@ -74,6 +74,9 @@ NOINLINE void* keep_output() {
 NOINLINE void* keep_every_third() {
     return MUST_ALLOC(3000000);
 }
+NOINLINE void* keep_every_tenth() {
+    return MUST_ALLOC(5000000);
+}
 NOINLINE void* fast_leak() {
     return MUST_ALLOC(1000000);
 }
@@ -211,6 +214,12 @@ int main(int argc, char** argv) {
         for (int i = 0; i < n; ++i) {
             iteration_body();
             if (i % 3 == 0) g_kept.push_back(keep_every_third());
+        }
+    } else if (is("leak_every_tenth_first")) {
+        // The iterations that keep go back to another line than the others do.
+        for (int i = 0; i < 10 * n; ++i) {
+            if (i % 10 == 0) g_kept.push_back(keep_every_tenth());
+            iteration_body();
         }
     } else if (is("two_rates")) {
         for (int i = 0; i < n; ++i) {

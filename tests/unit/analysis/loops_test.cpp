@@ -178,6 +178,58 @@ TEST(LoopFinder, NestedLoopsWithTheSameFirstAllocationAreToldApartByTheirStateme
     EXPECT_EQ(f.loop_of(1, out), reps);
 }
 
+TEST(LoopFinder, ACallUnderAnIfIsAnotherPlaceOfTheSameLoop) {
+    // for i (line 7): if (i % 100 == 0) keep() (line 8); work() (line 9)
+    Program p;
+    p.chains = {{{"main", 8}, {7}}, {{"main", 9}, {7}}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto keep = p.path({{"main", 8}, {"keep", 3}});
+    auto work = p.path({{"main", 9}, {"work", 4}});
+    uint64_t ts = 0;
+    std::vector<uint64_t> expected_starts;
+    for (int i = 0; i < 1000; ++i) {
+        expected_starts.push_back(ts + 10);
+        if (i % 100 == 0) f.on_alloc(1, ts += 10, keep);
+        f.on_alloc(1, ts += 10, work);
+    }
+    auto loops = f.finish(ts + 1);
+    // One loop of 1 000 iterations, not a second one of the 10 that call keep().
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(loops[0].loop_line, 7);
+    EXPECT_EQ(loops[0].starts, expected_starts); // each keep() in the iteration it is part of
+    EXPECT_EQ(loops[0].run_starts, (std::vector<uint32_t>{1}));
+    EXPECT_EQ(p.calls[loops[0].head].line, 8); // the first place of the body
+    EXPECT_EQ(f.loop_of(1, keep), 0);
+    EXPECT_EQ(f.loop_of(1, work), 0);
+}
+
+TEST(LoopFinder, ACallUnderAnIfInAnInnerLoopKeepsBothLoopsRuns) {
+    // for step (line 2): for rep (line 3): if (rep % 2) keep() (4); work() (5); noise() (6)
+    Program p;
+    p.chains = {{{"main", 4}, {3, 2}}, {{"main", 5}, {3, 2}}, {{"main", 6}, {2}}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto keep = p.path({{"main", 4}}), work = p.path({{"main", 5}}), noise = p.path({{"main", 6}});
+    uint64_t ts = 0;
+    for (int step = 0; step < 5; ++step) {
+        for (int rep = 0; rep < 4; ++rep) {
+            if (rep % 2) f.on_alloc(1, ts += 10, keep);
+            f.on_alloc(1, ts += 10, work);
+        }
+        f.on_alloc(1, ts += 10, noise);
+    }
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 2u);
+    int64_t reps = f.loop_of(1, work), steps = f.loop_of(1, noise);
+    ASSERT_GE(reps, 0);
+    ASSERT_GE(steps, 0);
+    EXPECT_NE(reps, steps);
+    EXPECT_EQ(f.loop_of(1, keep), reps);
+    EXPECT_EQ(loops[reps].loop_line, 3);
+    EXPECT_EQ(loops[reps].iterations(), 20u);
+    EXPECT_EQ(loops[reps].run_starts, (std::vector<uint32_t>{1, 5, 9, 13, 17}));
+    EXPECT_EQ(loops[steps].iterations(), 5u);
+}
+
 TEST(LoopFinder, ThreadsHaveTheirOwnLoops) {
     Program p;
     p.chains = {{{"worker", 4}, {3}}, {{"worker", 5}, {3}}};
