@@ -134,10 +134,11 @@ bool keeps_rising(const Values& y) {
     return last_min > first_max;
 }
 
-// Rose in steps and never came down: with a count that stays put, a buffer replaced by a larger
-// one whenever a larger input comes (a cache keeping its largest, a caching allocator's segment),
-// which a rare input may grow early in the loop and then not again, so that the last third sits
-// where the first one ended. (A count that rose with it is a bounded cache filling up.)
+// Rose at least twice and never came down: with a count that stays put, a buffer replaced by a
+// larger one whenever a larger input comes (a cache keeping its largest, a caching allocator's
+// segment), which a rare input may grow early in the loop and then not again, so that the last
+// third sits where the first one ended. (A count that rose with it is a bounded cache filling up;
+// a single rise, a buffer sized once more after the first iteration.)
 bool only_steps_up(const Values& y) {
     size_t rises = 0;
     double previous = 0;
@@ -150,7 +151,7 @@ bool only_steps_up(const Values& y) {
         previous = v;
         return !down;
     });
-    return !down && rises >= std::min<size_t>(3, y.size() - 1) && rises > 0;
+    return !down && rises >= 2;
 }
 
 // A stretch of iterations in which the count only rose, at least kAccumulationSteps times, and

@@ -219,6 +219,16 @@ TEST(Verdicts, ABufferReplacedByLargerOnesOnRareInputsIsGrowth) {
     EXPECT_EQ(r.sites[0].verdict, Verdict::Growth);
 }
 
+// Replaced once by a larger one (the first real input after a small one): held, not growing.
+TEST(Verdicts, ABufferReplacedOnceByALargerOneIsRetained) {
+    Program run(with({make_loop(0, 1, 100, 100, 50, 5101, true)}, {{0, 0}}, 5100));
+    uint64_t buffer = run.alloc(101, 0, 500);
+    run.free(402, buffer);
+    buffer = run.alloc(401, 0, 3000);
+    Report r = run.finish(6000);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
+}
+
 // The same single buffer, its size following each input up and down: held, not growing.
 TEST(Verdicts, ABufferSizedByEachInputIsRetained) {
     Program run(with({make_loop(0, 1, 100, 100, 50, 5101, true)}, {{0, 0}}, 5100));
