@@ -199,7 +199,12 @@ def c_array(name, ctype, values):
 def c_noise_calls(e, d, s, phase, step="step"):
     for i, nz in enumerate(s.noise):
         if phase in nz["phases"]:
-            e(d, "noise_%d(%s);" % (i, step))
+            # First in the iteration where the shape says so (the step is the loop's own
+            # variable there; anything else is computed in the body, so the call stays after it).
+            if s.noise_first and step == "step":
+                e.first_in_block(d, "noise_%d(%s);" % (i, step))
+            else:
+                e(d, "noise_%d(%s);" % (i, step))
 
 
 def c_loop_open(e, d, epochs, it_name, ep_name):

@@ -1,10 +1,11 @@
 """The corpus's vocabulary (docs/verdict-corpus.md): the verdict words, the field-report
 patterns and the program shapes drawn for them from a seed.
 """
+import random
 import re
 
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 DEFAULT_SEED = 1207
 VERDICTS = ("leak", "accumulation", "growth", "retained", "transient")
 # The annotation at the end of a line, as run_corpus.py reads it.
@@ -166,6 +167,11 @@ def make_shape(rng, lang, p):
             s.clean[ph] = {"epochs": ep, "iterations": rng.randint(max(6, 12 // ep), 60 // ep),
                            "style": rng.choice(("func", "inline"))}
     s.noise = make_noise(rng, [ph for ph in phases])
+    # Half the shapes with noise call it first in each iteration, before the loop's other lines:
+    # an iteration whose noise allocates nothing goes back to another line than one whose noise
+    # does (one loop with two heads). Drawn from a generator of its own, seeded by the shape's
+    # sizes, so that every other value of every shape is what generator v4 drew.
+    s.noise_first = bool(s.noise) and random.Random(s.width * 1000003 + s.batch).random() < 0.5
     # Pattern parameters.
     s.label = rsize(rng, 4096, 64 * 1024)
     s.entry = rsize(rng, 64 * 1024, 1024 * 1024)
@@ -229,6 +235,7 @@ def shape_summary(p, s):
         "allocations_per_iteration": "varies " + "".join(map(str, s.reps)) if s.reps else "fixed",
         "helpers": s.helper_buf if s.helpers else "none",
         "noise_sites": len(s.noise),
+        "noise_first": s.noise_first,
         "warmup": s.warmup,
     }
     if p.key == "torch_load_ranks":
@@ -253,6 +260,7 @@ def coverage(shapes):
         "clean loop before the pattern": any(
             [x for x in s.phases if x != "warmup"][0] != "pattern" for _, s in shapes),
         "noise": sum(bool(s.noise) for _, s in shapes) >= len(shapes) // 2,
+        "noise first": sum(s.noise_first for _, s in shapes) >= 2,
         "inline and func": {s.style for _, s in shapes} == {"func", "inline"},
     }
     return [k for k, v in feats.items() if not v]

@@ -26,6 +26,17 @@ class Src:
             line += "  %s HELPER" % self.c
         self.lines.append(line)
 
+    def first_in_block(self, depth, text):
+        """A line at `depth` placed first in the block being written at that depth (after the
+        line that opened it), not after what the block holds so far."""
+        for i in range(len(self.lines) - 1, -1, -1):
+            ln = self.lines[i]
+            if ln.strip() and len(ln) - len(ln.lstrip()) < 4 * depth:
+                assert ln.rstrip().endswith((":", "{")), ln
+                self.lines.insert(i + 1, "    " * depth + text)
+                return
+        raise AssertionError("no block open at depth %d" % depth)
+
     def block(self, text, depth=0):
         for ln in text.strip("\n").split("\n"):
             self.lines.append("    " * depth + ln if ln.strip() else "")
