@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/sample_series.h"
 #include "gpuleak/format/records.h"
 #include "model/site_table.h"
 
@@ -30,12 +31,6 @@ inline int live_class(format::MemKind kind) {
         return 0;
     }
 }
-
-struct IterationSample {
-    uint32_t iteration;
-    uint64_t bytes; // live at the end of the iteration (all memory kinds)
-    uint64_t count;
-};
 
 // Ordered by severity.
 enum class Verdict { None, Transient, Retained, Growth, Accumulation, Leak };
@@ -66,7 +61,7 @@ struct SiteStats {
     uint64_t outlived = 0; // allocations still live after the iteration that made them ended
     // Sparse: live memory at the end of the iterations of its loop in which it changed. Values
     // hold until the next sample.
-    std::vector<IterationSample> series;
+    SampleSeries series;
     Verdict verdict = Verdict::None;
     double growth_bytes_per_iteration = 0;
     double confidence = 0;          // R^2 of the fit behind a leak, accumulation or growth verdict

@@ -12,7 +12,7 @@ namespace {
 // of millions of iterations is judged in memory that does not grow with them.
 class DenseSeries {
 public:
-    DenseSeries(const std::vector<IterationSample>& samples, uint32_t first, uint32_t last)
+    DenseSeries(const SampleSeries& samples, uint32_t first, uint32_t last)
         : samples_(samples), first_(first), size_(last >= first ? size_t{last} - first + 1 : 0) {}
     size_t size() const { return size_; }
     // f(index, bytes, count) for each index in [from, to), in order, until f returns false.
@@ -20,32 +20,19 @@ public:
         to = std::min(to, size_);
         if (from >= to) return;
         // Start at the first iteration wanted, with the latest sample at or before it.
-        uint64_t k = first_ + from, bytes = 0, count = 0;
-        IterationSample wanted{static_cast<uint32_t>(k), 0, 0};
-        size_t next = static_cast<size_t>(
-            std::upper_bound(samples_.begin(), samples_.end(), wanted, by_iteration) -
-            samples_.begin());
-        if (next > 0) {
-            bytes = samples_[next - 1].bytes;
-            count = samples_[next - 1].count;
-        }
+        uint64_t k = first_ + from;
+        SampleSeries::Reader next(samples_, static_cast<uint32_t>(k));
         for (; k < first_ + to; ++k) {
-            while (next < samples_.size() && samples_[next].iteration == k) {
-                bytes = samples_[next].bytes;
-                count = samples_[next].count;
-                ++next;
-            }
-            if (!f(static_cast<size_t>(k - first_), static_cast<double>(bytes),
-                   static_cast<double>(count)))
+            while (!next.done() && next.next().iteration == k)
+                next.advance();
+            if (!f(static_cast<size_t>(k - first_), static_cast<double>(next.value().bytes),
+                   static_cast<double>(next.value().count)))
                 return;
         }
     }
 
 private:
-    static bool by_iteration(const IterationSample& a, const IterationSample& b) {
-        return a.iteration < b.iteration;
-    }
-    const std::vector<IterationSample>& samples_;
+    const SampleSeries& samples_;
     uint64_t first_;
     size_t size_;
 };
@@ -273,8 +260,7 @@ namespace {
 
 uint64_t peak_count(const SiteLoopStats& p) {
     uint64_t peak = 0;
-    for (const IterationSample& s : p.series)
-        peak = std::max(peak, s.count);
+    p.series.each([&](const IterationSample& s) { peak = std::max(peak, s.count); });
     return peak;
 }
 

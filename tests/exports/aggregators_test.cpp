@@ -368,9 +368,10 @@ TEST(LoopLifetimes, AskingForBoundariesOnlyChangesNothing) {
             out += std::to_string(p.site) + " " + std::to_string(p.allocations) + " " +
                    std::to_string(p.first_iteration) + " " + std::to_string(p.outlived) + " " +
                    std::to_string(p.teardown_count) + " " + std::to_string(p.emptied_ts) + ":";
-            for (const IterationSample& s : p.series)
+            p.series.each([&](const IterationSample& s) {
                 out += " " + std::to_string(s.iteration) + "=" + std::to_string(s.bytes) + "/" +
                        std::to_string(s.count);
+            });
             out += "\n";
         }
         return out;

@@ -27,7 +27,7 @@ struct SiteLoopStats {
     uint64_t outlived = 0; // allocations freed after the iteration that made them, or never
     // Sparse: a sample at the end of an iteration in which the pair changed, unless it ended where
     // the previous sample (or 0) left it. Values hold until the next sample.
-    std::vector<IterationSample> series;
+    SampleSeries series;
     bool changed = false;
     // Live allocations born in the latest iteration it allocated in (`last_birth`).
     uint32_t last_birth = 0;

@@ -334,7 +334,8 @@ TEST(Verdicts, ALongLoopIsJudgedWithoutAValuePerIterationInMemory) {
 // The sparkline's buckets of a short loop: each the largest value carried into it.
 TEST(Verdicts, SparklineBucketsHoldTheirLargestIterationCarriedForward) {
     SiteStats s;
-    s.series = {{2, 10, 1}, {3, 5, 1}, {7, 40, 2}};
+    for (IterationSample sample : {IterationSample{2, 10, 1}, {3, 5, 1}, {7, 40, 2}})
+        s.series.push_back(sample);
     // Iterations 0..9 carry 0 0 10 5 5 5 5 40 40 40; four buckets of 2, 3, 2 and 3 of them.
     EXPECT_EQ(live_bytes_by_iteration(s, 9, 4), (std::vector<uint64_t>{0, 10, 5, 40}));
     EXPECT_EQ(live_bytes_by_iteration(s, 9, 100).size(), 10u);
