@@ -171,6 +171,20 @@ TEST_P(PythonSeeds, WrongBatchSizeRunsOutOfMemory) {
 }
 
 // The leak grows through its loop and then stays flat while a second loop runs: still a leak.
+// The steps that validate go back to the validation call, the others to the step's first line:
+// one training loop of every step (not a second one of the validating steps), the validation's
+// own loop inside it, and the kept losses a leak per step.
+TEST_P(PythonSeeds, ValidationCalledFirstInSomeStepsIsPartOfTheTrainingLoop) {
+    Json rep = run_seed(GetParam(), "validated_every_few_steps");
+    EXPECT_EQ(leak_headlines(rep), marked_lines("validated_every_few_steps"))
+        << rep["sites"].dump(1);
+    std::multiset<int> iterations;
+    for (const auto& l : rep["loops"])
+        if (l["function"] == "validated_every_few_steps")
+            iterations.insert(l["iterations"].get<int>());
+    EXPECT_EQ(iterations, (std::multiset<int>{24})) << rep["loops"].dump(1);
+}
+
 TEST_P(PythonSeeds, LeakInTheFirstOfTwoLoops) {
     Json rep = run_seed(GetParam(), "train_then_fixed_loop");
     EXPECT_EQ(leak_headlines(rep), marked_lines("train_then_fixed_loop")) << rep["sites"].dump(1);

@@ -194,6 +194,24 @@ def pool_per_epoch_released(model):
     return pool_per_epoch(model, keep=False)
 
 
+def validated_every_few_steps(model):
+    """Training that validates every 4th step before the step's own work, and keeps each loss."""
+    losses = []
+
+    def validate():
+        with torch.no_grad():
+            for _ in range(3):
+                model(torch.empty(BATCH)).item()
+
+    for epoch in range(2):
+        for step in range(ITERATIONS):
+            if step % 4 == 3:
+                validate()
+            x = torch.empty(BATCH)
+            losses.append(model(x))  # LEAK
+    return len(losses)
+
+
 def through_a_helper(_model):
     """Every allocation goes through one constructor in the program's own tree."""
     kept = []
