@@ -120,9 +120,8 @@ struct LoopFinder::State {
     }
 
     // A back edge into `path[level]` from `source` (a node of the same activation), of the loop of
-    // statement `loop_line`
-    // (`depth` in the head's chain). It starts an iteration of that loop and a new run of every
-    // loop of the same head nested inside it.
+    // statement `loop_line` (`depth` in the head's chain). It starts an iteration of that loop and
+    // a new run of every loop of the same head nested inside it.
     void add_back_edge(ThreadLoops& t, uint32_t thread, uint64_t ts,
                        const std::vector<uint32_t>& path, size_t level, uint32_t source,
                        int loop_line, int depth) {
