@@ -1,50 +1,21 @@
 #include "analysis/sample_series.h"
 
 namespace gpuleak::analyzer {
-namespace {
-
-uint8_t* put_varint(uint8_t* out, uint64_t v) {
-    while (v >= 0x80) {
-        *out++ = static_cast<uint8_t>(v | 0x80);
-        v >>= 7;
-    }
-    *out++ = static_cast<uint8_t>(v);
-    return out;
-}
-
-uint64_t get_varint(const std::vector<uint8_t>& in, size_t offset) {
-    uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-        uint8_t b = in[offset++];
-        v |= uint64_t{b & 0x7fu} << shift;
-        if (!(b & 0x80)) return v;
-    }
-}
-
-uint64_t zigzag(uint64_t now, uint64_t before) {
-    auto d = static_cast<int64_t>(now - before);
-    return (static_cast<uint64_t>(d) << 1) ^ static_cast<uint64_t>(d >> 63);
-}
-
-} // namespace
 
 void SampleSeries::push_back(const IterationSample& s) {
     if (size_ % kCheckpoint == 0) checkpoints_.push_back({last_, data_.size()});
-    uint8_t encoded[25]; // the longest: 5 + 10 + 10 bytes
-    uint8_t* end = put_varint(encoded, s.iteration - last_.iteration);
-    end = put_varint(end, zigzag(s.bytes, last_.bytes));
-    end = put_varint(end, zigzag(s.count, last_.count));
-    data_.insert(data_.end(), encoded, end);
+    uint8_t encoded[3 * format::kMaxVarintBytes];
+    format::Encoder e(encoded, encoded + sizeof encoded);
+    e.varint(s.iteration - last_.iteration);
+    e.svarint(static_cast<int64_t>(s.bytes - last_.bytes));
+    e.svarint(static_cast<int64_t>(s.count - last_.count));
+    data_.insert(data_.end(), encoded, e.position());
     last_ = s;
     ++size_;
 }
 
 size_t SampleSeries::memory_bytes() const {
     return data_.capacity() + checkpoints_.capacity() * sizeof(Checkpoint);
-}
-
-bool SampleSeries::operator==(const SampleSeries& other) const {
-    return size_ == other.size_ && data_ == other.data_;
 }
 
 SampleSeries::Reader::Reader(const SampleSeries& series, uint32_t iteration) : series_(&series) {
@@ -54,9 +25,9 @@ SampleSeries::Reader::Reader(const SampleSeries& series, uint32_t iteration) : s
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
         // The checkpointed sample's iteration is read from its encoding.
-        uint32_t it =
-            series.checkpoints_[mid].before.iteration +
-            static_cast<uint32_t>(get_varint(series.data_, series.checkpoints_[mid].offset));
+        size_t offset = series.checkpoints_[mid].offset;
+        uint32_t it = series.checkpoints_[mid].before.iteration +
+                      static_cast<uint32_t>(read_varint(series.data_, offset));
         if (it < iteration)
             lo = mid;
         else

@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpuleak/format/encoder.h"
+#include "gpuleak/format/reader.h"
+
 namespace gpuleak::analyzer {
 
 struct IterationSample {
@@ -44,25 +47,14 @@ public:
         }
 
     private:
-        // Inline, with the one-byte case first: the verdicts read a long series several times.
+        // Inline: the verdicts read a long series several times.
         void decode() {
             if (done()) return;
             next_.iteration = value_.iteration + static_cast<uint32_t>(varint());
-            next_.bytes = value_.bytes + unzigzag(varint());
-            next_.count = value_.count + unzigzag(varint());
+            next_.bytes = value_.bytes + static_cast<uint64_t>(format::unzigzag(varint()));
+            next_.count = value_.count + static_cast<uint64_t>(format::unzigzag(varint()));
         }
-        uint64_t varint() {
-            const uint8_t* data = series_->data_.data();
-            uint8_t b = data[offset_++];
-            if (b < 0x80) return b;
-            uint64_t v = b & 0x7fu;
-            for (int shift = 7;; shift += 7) {
-                b = data[offset_++];
-                v |= uint64_t{b & 0x7fu} << shift;
-                if (b < 0x80) return v;
-            }
-        }
-        static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
+        uint64_t varint() { return read_varint(series_->data_, offset_); }
         const SampleSeries* series_;
         size_t index_ = 0, offset_ = 0;
         IterationSample value_{0, 0, 0}, next_{0, 0, 0};
@@ -74,11 +66,16 @@ public:
             f(r.next());
     }
 
-    bool operator==(const SampleSeries& other) const;
-
     static constexpr size_t kCheckpoint = 64;
 
 private:
+    static uint64_t read_varint(const std::vector<uint8_t>& data, size_t& offset) {
+        const uint8_t* p = data.data() + offset;
+        uint64_t v;
+        format::RecordCursor::unchecked_varint<false>(p, v); // written by push_back
+        offset = static_cast<size_t>(p - data.data());
+        return v;
+    }
     struct Checkpoint {
         IterationSample before; // the sample before the checkpointed one (zeros for the first)
         size_t offset;          // of the checkpointed sample's encoding

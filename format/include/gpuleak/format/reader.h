@@ -70,6 +70,20 @@ public:
     // False at the end of the payload or on a malformed record (then error() is set).
     bool next(Record& out);
     const std::string& error() const { return error_; }
+    // A varint whose ten bytes the caller knows are there (or that the caller wrote itself), read
+    // upward from `p` (records) or downward (the time column); false past ten bytes.
+    template <bool kDownward>
+    [[gnu::always_inline]] static bool unchecked_varint(const uint8_t*& p, uint64_t& v) {
+        uint64_t b = kDownward ? *--p : *p++;
+        v = b & 0x7F;
+        for (int shift = 7; b & 0x80; shift += 7) {
+            if (shift > 63) [[unlikely]]
+                return false;
+            b = kDownward ? *--p : *p++;
+            v |= (b & 0x7F) << shift;
+        }
+        return true;
+    }
 
 private:
     // Inline: a record is mostly varints, and this is most of the reader's time. With ten bytes
@@ -85,20 +99,6 @@ private:
         if (column_ - end_ < 10) [[unlikely]]
             return time_near_end(v);
         return unchecked_varint<true>(column_, v) || varint_too_long();
-    }
-    // A varint whose ten bytes the caller knows are there, read upward from `p` (records) or
-    // downward (the time column); false past ten bytes.
-    template <bool kDownward>
-    [[gnu::always_inline]] static bool unchecked_varint(const uint8_t*& p, uint64_t& v) {
-        uint64_t b = kDownward ? *--p : *p++;
-        v = b & 0x7F;
-        for (int shift = 7; b & 0x80; shift += 7) {
-            if (shift > 63) [[unlikely]]
-                return false;
-            b = kDownward ? *--p : *p++;
-            v |= (b & 0x7F) << shift;
-        }
-        return true;
     }
     // Allocations and frees (most of a trace) decoded where every field's ten bytes are there,
     // through locals: stores into the record cannot then force the cursor to be reloaded.
