@@ -149,23 +149,38 @@ TEST(LoopFinder, NestedLoopsEachGetTheirOwnIterations) {
     EXPECT_EQ(loops[inner].iterations(), 24u);
 }
 
-TEST(LoopFinder, NestedLoopsWithTheSameFirstAllocationAreToldApartByTheirStatements) {
-    // for step (line 2): for rep (line 3): x (4), model(x) (5); noise (6)
+// for step (line 2): for rep (line 3): x (4) where `at_4(rep)`, model(x) (5); noise (6). Five
+// steps of `reps` repetitions; the loops found, and those holding lines 4, 5 and 6.
+struct StepsOfReps {
+    std::vector<Loop> loops;
+    int64_t at_4 = -1, reps = -1, steps = -1;
+};
+StepsOfReps steps_of_reps(int reps, bool (*at_4)(int rep)) {
     Program p;
     p.chains = {{{"main", 4}, {3, 2}}, {{"main", 5}, {3, 2}}, {{"main", 6}, {2}}};
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto x = p.path({{"main", 4}}), out = p.path({{"main", 5}}), noise = p.path({{"main", 6}});
     uint64_t ts = 0;
     for (int step = 0; step < 5; ++step) {
-        for (int rep = 0; rep < 3; ++rep) {
-            f.on_alloc(1, ts += 10, x);
+        for (int rep = 0; rep < reps; ++rep) {
+            if (at_4(rep)) f.on_alloc(1, ts += 10, x);
             f.on_alloc(1, ts += 10, out);
         }
         f.on_alloc(1, ts += 10, noise);
     }
-    auto loops = f.finish(ts + 1);
+    StepsOfReps found;
+    found.loops = f.finish(ts + 1);
+    found.at_4 = f.loop_of(1, x);
+    found.reps = f.loop_of(1, out);
+    found.steps = f.loop_of(1, noise);
+    return found;
+}
+
+TEST(LoopFinder, NestedLoopsWithTheSameFirstAllocationAreToldApartByTheirStatements) {
+    StepsOfReps found = steps_of_reps(3, [](int) { return true; });
+    const auto& loops = found.loops;
     ASSERT_EQ(loops.size(), 2u);
-    int64_t reps = f.loop_of(1, x), steps = f.loop_of(1, noise);
+    int64_t reps = found.at_4, steps = found.steps;
     ASSERT_GE(reps, 0);
     ASSERT_GE(steps, 0);
     EXPECT_NE(reps, steps);
@@ -175,7 +190,7 @@ TEST(LoopFinder, NestedLoopsWithTheSameFirstAllocationAreToldApartByTheirStateme
     EXPECT_EQ(loops[reps].run_starts, (std::vector<uint32_t>{1, 4, 7, 10, 13}));
     EXPECT_EQ(loops[steps].loop_line, 2);
     EXPECT_EQ(loops[steps].iterations(), 5u);
-    EXPECT_EQ(f.loop_of(1, out), reps);
+    EXPECT_EQ(found.reps, reps);
 }
 
 TEST(LoopFinder, ACallUnderAnIfIsAnotherPlaceOfTheSameLoop) {
@@ -204,26 +219,15 @@ TEST(LoopFinder, ACallUnderAnIfIsAnotherPlaceOfTheSameLoop) {
 }
 
 TEST(LoopFinder, ACallUnderAnIfInAnInnerLoopKeepsBothLoopsRuns) {
-    // for step (line 2): for rep (line 3): if (rep % 2) keep() (4); work() (5); noise() (6)
-    Program p;
-    p.chains = {{{"main", 4}, {3, 2}}, {{"main", 5}, {3, 2}}, {{"main", 6}, {2}}};
-    LoopFinder f(p.calls, &Program::oracle, &p);
-    auto keep = p.path({{"main", 4}}), work = p.path({{"main", 5}}), noise = p.path({{"main", 6}});
-    uint64_t ts = 0;
-    for (int step = 0; step < 5; ++step) {
-        for (int rep = 0; rep < 4; ++rep) {
-            if (rep % 2) f.on_alloc(1, ts += 10, keep);
-            f.on_alloc(1, ts += 10, work);
-        }
-        f.on_alloc(1, ts += 10, noise);
-    }
-    auto loops = f.finish(ts + 1);
+    // Line 4 only in odd repetitions: those go back to line 4, the others to line 5.
+    StepsOfReps found = steps_of_reps(4, [](int rep) { return rep % 2 == 1; });
+    const auto& loops = found.loops;
     ASSERT_EQ(loops.size(), 2u);
-    int64_t reps = f.loop_of(1, work), steps = f.loop_of(1, noise);
+    int64_t reps = found.reps, steps = found.steps;
     ASSERT_GE(reps, 0);
     ASSERT_GE(steps, 0);
     EXPECT_NE(reps, steps);
-    EXPECT_EQ(f.loop_of(1, keep), reps);
+    EXPECT_EQ(found.at_4, reps);
     EXPECT_EQ(loops[reps].loop_line, 3);
     EXPECT_EQ(loops[reps].iterations(), 20u);
     EXPECT_EQ(loops[reps].run_starts, (std::vector<uint32_t>{1, 5, 9, 13, 17}));
