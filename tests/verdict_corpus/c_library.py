@@ -1,6 +1,7 @@
 """What a generated C program is made of besides its pattern: the fake-torch-like C library
 (tensors, model, allocation helpers), names, loops, repetitions, noise calls and the clean phases.
 """
+from source_emitter import noise_calls
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,14 +198,7 @@ def c_array(name, ctype, values):
 
 
 def c_noise_calls(e, d, s, phase, step="step"):
-    for i, nz in enumerate(s.noise):
-        if phase in nz["phases"]:
-            # First in the iteration where the shape says so (the step is the loop's own
-            # variable there; anything else is computed in the body, so the call stays after it).
-            if s.noise_first and step == "step":
-                e.first_in_block(d, "noise_%d(%s);" % (i, step))
-            else:
-                e(d, "noise_%d(%s);" % (i, step))
+    noise_calls(e, d, s, phase, step, "noise_%d(%s);")
 
 
 def c_loop_open(e, d, epochs, it_name, ep_name):

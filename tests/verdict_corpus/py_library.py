@@ -2,6 +2,7 @@
 the names it allocates through, loops, repetitions, noise calls and the clean phases.
 """
 from corpus_model import RT
+from source_emitter import noise_calls
 
 
 # --------------------------------------------------------------------------------------------
@@ -62,14 +63,7 @@ class PyNames:
 
 
 def py_noise_calls(e, d, s, phase, step="step"):
-    for i, nz in enumerate(s.noise):
-        if phase in nz["phases"]:
-            # First in the iteration where the shape says so (the step is the loop's own
-            # variable there; anything else is computed in the body, so the call stays after it).
-            if s.noise_first and step == "step":
-                e.first_in_block(d, "noise_%d(%s)" % (i, step))
-            else:
-                e(d, "noise_%d(%s)" % (i, step))
+    noise_calls(e, d, s, phase, step, "noise_%d(%s)")
 
 
 def py_loop_open(e, d, epochs, iterations_name, epochs_name):

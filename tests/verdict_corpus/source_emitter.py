@@ -45,6 +45,18 @@ class Src:
         return "\n".join(self.lines) + "\n"
 
 
+def noise_calls(e, d, s, phase, step, call):
+    """The calls of the noise sites of `phase` (`call` % (site, step)), at the end of the block
+    being written or, where the shape says so, first in it (the step is the loop's own variable
+    there; anything else is computed in the body, so the call stays after it)."""
+    for i, nz in enumerate(s.noise):
+        if phase in nz["phases"]:
+            if s.noise_first and step == "step":
+                e.first_in_block(d, call % (i, step))
+            else:
+                e(d, call % (i, step))
+
+
 def header_lines(prog, c):
     p, s = prog["pattern_obj"], prog["shape_obj"]
     out = [
