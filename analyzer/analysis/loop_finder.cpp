@@ -34,6 +34,8 @@ LoopStatement from_source(const CallNode& node, void*) {
 
 struct FoundLoop {
     uint32_t thread = 0, head = 0, parent = 0, function = 0;
+    // The body's extent in addresses: from the lowest to the highest position of its back edges
+    // (where the source cannot tell which positions its statement holds).
     uint64_t head_pc = 0, end_pc = 0;
     int loop_line = 0; // its statement (0: none known)
     // Where the statement stands among those enclosing the head's line (0: innermost); -1 none.
@@ -108,6 +110,27 @@ struct LoopFinder::State {
         return *statements[node];
     }
 
+    // Whether execution went back from `before` to `now`, two positions of one function: in the
+    // order of their statements where the source shows two different ones (an optimizer lays
+    // blocks out in any order: a rotated loop's condition after its body, a rare `if` after the
+    // call that follows it), else in the order of their positions.
+    bool goes_back(uint32_t now, uint32_t before) {
+        const LoopStatement& a = statement(now);
+        const LoopStatement& b = statement(before);
+        if (a.statement > 0 && b.statement > 0 && a.statement != b.statement)
+            return a.statement < b.statement;
+        return calls[now].pc < calls[before].pc;
+    }
+
+    // Whether loop `l` holds position `node` of its context: the source says where it shows the
+    // position's statement and the loop's, else the body's extent.
+    bool holds(const FoundLoop& l, uint32_t node) {
+        const LoopStatement& s = statement(node);
+        if (l.loop_line > 0 && s.statement > 0)
+            return std::find(s.chain.begin(), s.chain.end(), l.loop_line) != s.chain.end();
+        return calls[node].pc >= l.head_pc && calls[node].pc <= l.end_pc;
+    }
+
     // Where statement `loop_line` stands among those enclosing the head's position (0: innermost);
     // one past them if it does not enclose it.
     int nested_at(uint32_t head, int loop_line) {
@@ -148,10 +171,8 @@ struct LoopFinder::State {
                     if (loops[id].loop_line == loop_line) {
                         loop = &loops[id];
                         at_head.push_back(id);
-                        if (node.pc < loop->head_pc) {
-                            loop->head_pc = node.pc;
-                            loop->head = head;
-                        }
+                        if (goes_back(head, loop->head)) loop->head = head;
+                        if (node.pc < loop->head_pc) loop->head_pc = node.pc;
                         // Entered before the loop's first iteration was thought to begin (at
                         // its first head's entry): it began there.
                         auto entry = t.last_entry.find(head);
@@ -183,8 +204,10 @@ struct LoopFinder::State {
             loop = &loops.back();
             ++t.version;
         }
-        if (source_pc > loop->end_pc) {
-            loop->end_pc = source_pc;
+        // A back edge in the statements' order can come from below the head's address.
+        if (source_pc > loop->end_pc || source_pc < loop->head_pc) {
+            loop->end_pc = std::max(loop->end_pc, source_pc);
+            loop->head_pc = std::min(loop->head_pc, source_pc);
             ++t.version;
         }
         loop->start(ts, loop->starts.empty());
@@ -261,7 +284,7 @@ struct LoopFinder::State {
                 const CallNode& now = calls[path[d]];
                 const CallNode& before = calls[prev[d]];
                 if (now.user && before.user && now.function == before.function) {
-                    if (now.pc < before.pc) back_edge(t, thread, ts, path, d, prev[d]);
+                    if (goes_back(path[d], prev[d])) back_edge(t, thread, ts, path, d, prev[d]);
                 } else if (now.function != before.function && d > 0 && (now.user || before.user) &&
                            calls[path[d - 1]].user) {
                     back_edge(t, thread, ts, path, d - 1, path[d - 1]);
@@ -312,10 +335,8 @@ struct LoopFinder::State {
                 if (!fresh) min->second = std::min(min->second, n.pc);
                 auto loops_here = t.by_context.find(key);
                 if (loops_here == t.by_context.end()) continue;
-                for (uint32_t id : loops_here->second) {
-                    const FoundLoop& l = loops[id];
-                    if (n.pc >= l.head_pc && n.pc <= l.end_pc) in_body.push_back(id);
-                }
+                for (uint32_t id : loops_here->second)
+                    if (holds(loops[id], path[i])) in_body.push_back(id);
             }
             if (known) {
                 known->loops = in_body;
@@ -388,7 +409,7 @@ int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) 
         const FoundLoop* best = nullptr;
         for (uint32_t id : loops->second) {
             const FoundLoop& l = state_->loops[id];
-            if (l.output < 0 || n.pc < l.head_pc || n.pc > l.end_pc) continue;
+            if (l.output < 0 || !state_->holds(l, path[i])) continue;
             if (!best || tighter(l, *best)) best = &l;
         }
         if (best) return best->output;

@@ -64,7 +64,8 @@ std::vector<Frame> SiteTable::native_frames(uint32_t node) {
     for (uint32_t n = node; n; n = trace_.native_nodes[n].parent) {
         uint64_t ip = trace_.native_nodes[n].ip;
         for (const SourceFrame& f : symbolizer_.resolve(ip))
-            out.push_back({f.function, f.file, f.line, f.module, false, f.inlined, ip});
+            out.push_back({f.function, f.file, f.line, f.module, false, f.inlined, ip,
+                           f.inlined_entry ? f.inlined_entry : ip});
     }
     return out;
 }
@@ -76,6 +77,7 @@ std::vector<Frame> SiteTable::python_frames(uint32_t py_node, std::vector<bool>*
         Frame f;
         f.python = true;
         f.pc = static_cast<uint32_t>(p.byte_offset);
+        f.position = f.pc;
         auto code = trace_.py_code.find(p.code_id);
         if (code != trace_.py_code.end()) {
             f.function = code->second.qualname;
@@ -125,7 +127,7 @@ void SiteTable::finish_site(Site& site) {
         const Frame& f = site.frames[i];
         bool user = any_user ? f.origin == FrameOrigin::User
                              : !f.function.empty() && f.origin != FrameOrigin::Runtime;
-        parent = calls_.node(parent, f.function, f.file, f.line, f.pc, f.python, user);
+        parent = calls_.node(parent, f.function, f.file, f.line, f.position, f.python, user);
         site.path.push_back(parent);
     }
 }

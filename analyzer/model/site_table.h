@@ -26,6 +26,9 @@ struct Frame {
     bool python = false;
     bool inlined = false;
     uint64_t pc = 0; // native return address, or Python byte offset
+    // Where its call stands for telling calls of one function apart (loops): pc, but for a
+    // native frame calling an inlined body, that body's entry (one place for all its calls).
+    uint64_t position = 0;
     FrameOrigin origin = FrameOrigin::Unknown;
 };
 

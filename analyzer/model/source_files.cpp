@@ -191,6 +191,7 @@ LoopStatement SourceFiles::c_loop(File& f, int line) {
     size_t start = statement_start(code, begin);
     at = loop_keyword(code, start, begin);
     if (at != std::string::npos) add(at);
+    size_t first = code.find_first_not_of(" \t\r\n", start);
     // Then each enclosing block, outwards: a loop if the statement opening it has a loop keyword.
     int depth = 0;
     for (size_t i = start; i-- > 0;) {
@@ -207,7 +208,9 @@ LoopStatement SourceFiles::c_loop(File& f, int line) {
             i = head;
         }
     }
-    return from_chain(std::move(chain));
+    LoopStatement s = from_chain(std::move(chain));
+    s.statement = first < begin ? line_of(first) : line;
+    return s;
 }
 
 LoopStatement SourceFiles::enclosing_loop(const std::string& file, int line, bool python) {

@@ -16,6 +16,10 @@ struct LoopStatement {
     LoopContext context = LoopContext::Unknown;
     int line = 0;           // the innermost `for` / `while` line when InLoop
     std::vector<int> chain; // every enclosing loop statement's line, innermost first
+    // C and C++: the line the statement holding the position begins on (a call on a
+    // continuation line belongs to the statement above). Statements run in the order of these
+    // lines, which optimized code need not keep in its addresses. 0: not known (Python).
+    int statement = 0;
 };
 
 class SourceFiles {

@@ -72,6 +72,20 @@ std::vector<std::pair<uint64_t, uint64_t>> BinaryFile::load_segments() const {
     return segments;
 }
 
+namespace {
+
+// An inlined body's entry address in the module (DWARF's address plus `bias`): its entry_pc or
+// low_pc, else the start of its first range (GCC gives split bodies ranges); 0 if none.
+uint64_t inlined_entry(Dwarf_Die& inlined, Dwarf_Addr bias) {
+    Dwarf_Addr at = 0;
+    if (dwarf_entrypc(&inlined, &at) == 0) return at + bias;
+    Dwarf_Addr base = 0, end = 0;
+    if (dwarf_ranges(&inlined, 0, &base, &at, &end) > 0) return at + bias;
+    return 0;
+}
+
+} // namespace
+
 void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
     SourceFrame outer;
     if (module_ == nullptr) {
@@ -96,10 +110,13 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
     Dwarf_Addr bias = 0;
     if (Dwarf_Die* cu = dwfl_module_addrdie(module_, addr, &bias))
         chain = scopes_.find(*cu, addr - bias);
+    uint64_t entry = 0;
     for (size_t i = chain.size(); i-- > 1;) {
-        out.push_back(SourceFrame{names_.function_name(chain[i]), file, line, {}, true});
+        out.push_back(SourceFrame{names_.function_name(chain[i]), file, line, {}, true, entry});
         call_site(chain[i], file, line);
+        entry = inlined_entry(chain[i], bias);
     }
+    outer.inlined_entry = entry;
 
     // The symbol table names clones (".cold", ".constprop") precisely; DWARF is the fallback.
     if (!symbol.empty())

@@ -130,8 +130,10 @@ const std::vector<SourceFrame>& Symbolizer::resolve(uint64_t ip, bool is_return_
         return r.frames;
     }
     impl_->use(*module).symbolize(addr - module->base, r.frames);
-    for (SourceFrame& frame : r.frames)
+    for (SourceFrame& frame : r.frames) {
         frame.module = module->path;
+        if (frame.inlined_entry) frame.inlined_entry += module->base;
+    }
     return r.frames;
 }
 

@@ -26,6 +26,10 @@ struct SourceFrame {
     int line = 0;         // 0 if unknown
     std::string module;   // "" if the address is in no known module
     bool inlined = false; // inlined into the next (outer) frame
+    // Where a frame calling an inlined body (the frame before it) stands: the body's entry
+    // address, the same for every address inside that body, so that its calls are one place;
+    // 0 for the innermost frame, which stands at the address itself.
+    uint64_t inlined_entry = 0;
 };
 
 // Turns recorded addresses into source frames with elfutils, reading the binaries from disk.

@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "analysis/loops.h"
 
@@ -36,15 +37,31 @@ struct Program {
         return out;
     }
 
+    // Native frames (function, line, return address), outermost first: compiled code, whose
+    // addresses need not follow its lines.
+    std::vector<uint32_t>
+    native(std::initializer_list<std::tuple<const char*, int, uint64_t>> frames) {
+        std::vector<uint32_t> out;
+        uint32_t parent = 0;
+        for (auto [function, line, pc] : frames) {
+            parent = calls.node(parent, function, "prog.c", line, pc, false, true);
+            out.push_back(parent);
+        }
+        return out;
+    }
+
+    // A native position's statement begins on its line (one statement a line).
     static LoopStatement oracle(const CallNode& node, void* self) {
         auto* p = static_cast<Program*>(self);
         if (!p->source_known) return {LoopContext::Unknown, 0, {}};
+        LoopStatement s{LoopContext::NotInLoop, 0, {}};
         auto chain = p->chains.find({node.function_name, node.line});
         if (chain != p->chains.end())
-            return {LoopContext::InLoop, chain->second.front(), chain->second};
-        return p->loop_lines.count({node.function_name, node.line})
-                   ? LoopStatement{LoopContext::InLoop, node.line - 1, {node.line - 1}}
-                   : LoopStatement{LoopContext::NotInLoop, 0, {}};
+            s = {LoopContext::InLoop, chain->second.front(), chain->second};
+        else if (p->loop_lines.count({node.function_name, node.line}))
+            s = {LoopContext::InLoop, node.line - 1, {node.line - 1}};
+        s.statement = node.python ? 0 : node.line;
+        return s;
     }
 };
 
@@ -216,6 +233,86 @@ TEST(LoopFinder, ACallUnderAnIfIsAnotherPlaceOfTheSameLoop) {
     EXPECT_EQ(p.calls[loops[0].head].line, 8); // the first place of the body
     EXPECT_EQ(f.loop_of(1, keep), 0);
     EXPECT_EQ(f.loop_of(1, work), 0);
+}
+
+// GCC -O2 lays the loop above out as: work() (line 9) at 0x1b5, then, for the rare iteration,
+// keep() (line 8) at 0x1d3 and a copy of work() at 0x1dc: keep() comes after the work() before
+// it in addresses, but before it in the statements.
+TEST(LoopFinder, AnOptimizedLoopRunsInTheOrderOfItsStatementsNotOfItsAddresses) {
+    Program p;
+    p.chains = {{{"main", 8}, {7}}, {{"main", 9}, {7}}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto keep = p.native({{"main", 8, 0x1d3}, {"keep", 3, 0x40}});
+    auto work_after_keep = p.native({{"main", 9, 0x1dc}, {"work", 4, 0x60}});
+    auto work = p.native({{"main", 9, 0x1b5}, {"work", 4, 0x60}});
+    uint64_t ts = 0;
+    std::vector<uint64_t> expected_starts;
+    for (int i = 0; i < 1000; ++i) {
+        expected_starts.push_back(ts + 10);
+        if (i % 100 == 0) {
+            f.on_alloc(1, ts += 10, keep);
+            f.on_alloc(1, ts += 10, work_after_keep);
+        } else {
+            f.on_alloc(1, ts += 10, work);
+        }
+    }
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(loops[0].loop_line, 7);
+    EXPECT_EQ(loops[0].starts, expected_starts);
+    EXPECT_EQ(p.calls[loops[0].head].line, 8); // the first statement of the body
+    EXPECT_EQ(f.loop_of(1, keep), 0);
+    EXPECT_EQ(f.loop_of(1, work_after_keep), 0);
+    EXPECT_EQ(f.loop_of(1, work), 0);
+}
+
+// A rotated loop (for, line 10: x = alloc() (11); y = forward(x) (12); noise() (14)) whose last
+// statement the compiler placed first: each iteration begins at line 11, and its body holds
+// line 14, below the addresses of the others.
+TEST(LoopFinder, ARotatedLoopBeginsEachIterationAtItsFirstStatement) {
+    Program p;
+    p.chains = {{{"train", 11}, {10}}, {{"train", 12}, {10}}, {{"train", 14}, {10}}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto x = p.native({{"main", 50, 0x900}, {"train", 11, 0x300}});
+    auto y = p.native({{"main", 50, 0x900}, {"train", 12, 0x310}, {"forward", 3, 0x80}});
+    auto noise = p.native({{"main", 50, 0x900}, {"train", 14, 0x100}, {"noise", 5, 0x70}});
+    uint64_t ts = 0;
+    std::vector<uint64_t> expected_starts;
+    for (int i = 0; i < 20; ++i) {
+        expected_starts.push_back(ts + 10);
+        f.on_alloc(1, ts += 10, x);
+        f.on_alloc(1, ts += 10, y);
+        f.on_alloc(1, ts += 10, noise);
+    }
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(loops[0].loop_line, 10);
+    EXPECT_EQ(loops[0].starts, expected_starts);
+    EXPECT_EQ(p.calls[loops[0].head].line, 11);
+    EXPECT_EQ(f.loop_of(1, x), 0);
+    EXPECT_EQ(f.loop_of(1, y), 0);
+    EXPECT_EQ(f.loop_of(1, noise), 0);
+}
+
+// step() has no loop; its two statements (lines 5 and 6) are laid out backwards. Going back to
+// line 5 is step() called again, by the loop around its call (main, line 20).
+TEST(LoopFinder, AFunctionCalledAgainIsToldByItsStatementsWhereItsAddressesAreOutOfOrder) {
+    Program p;
+    p.loop_lines = {{"main", 20}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto a = p.native({{"main", 20, 0x500}, {"step", 5, 0x90}});
+    auto b = p.native({{"main", 20, 0x500}, {"step", 6, 0x20}});
+    uint64_t ts = 0;
+    for (int i = 0; i < 8; ++i) {
+        f.on_alloc(1, ts += 10, a);
+        f.on_alloc(1, ts += 10, b);
+    }
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(p.calls[loops[0].head].function_name, "main");
+    EXPECT_EQ(loops[0].iterations(), 8u);
+    EXPECT_EQ(f.loop_of(1, a), 0);
+    EXPECT_EQ(f.loop_of(1, b), 0);
 }
 
 TEST(LoopFinder, ACallUnderAnIfInAnInnerLoopKeepsBothLoopsRuns) {

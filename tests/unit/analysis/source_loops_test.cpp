@@ -73,5 +73,38 @@ TEST(SourceLoops, CAndCxx) {
     EXPECT_EQ(files.enclosing_loop(f, 17, false).context, LoopContext::NotInLoop);
 }
 
+// The line each position's statement begins on: the order statements run in, which an optimized
+// binary's addresses need not keep.
+TEST(SourceLoops, CStatementsBeginWhereTheirFirstLineIs) {
+    std::string f = write("statements.c", R"(void step(int i) {
+    void *x = alloc(n);
+    if (i % 1000 == 0)
+        keep();
+    total += f(x,
+               g(x));
+    a(); b();
+    while ((batch = next())) {
+        train(batch);
+    }
+    do {
+        again();
+    } while (more());
+}
+)");
+    SourceFiles files;
+    EXPECT_EQ(files.enclosing_loop(f, 2, false).statement, 2); // first after the brace
+    EXPECT_EQ(files.enclosing_loop(f, 4, false).statement, 3); // an unbraced `if` body
+    EXPECT_EQ(files.enclosing_loop(f, 5, false).statement, 5);
+    EXPECT_EQ(files.enclosing_loop(f, 6, false).statement, 5); // a continuation line
+    EXPECT_EQ(files.enclosing_loop(f, 7, false).statement, 7); // two on a line: the first
+    EXPECT_EQ(files.enclosing_loop(f, 8, false).statement, 8); // a loop's condition
+    EXPECT_EQ(files.enclosing_loop(f, 9, false).statement, 9); // its body, after the brace
+    EXPECT_EQ(files.enclosing_loop(f, 12, false).statement, 12);
+    EXPECT_EQ(files.enclosing_loop(f, 13, false).statement, 13); // `} while (...)`
+    // Python's statements are not read: its positions are already in the source's order.
+    std::string py = write("statements.py", "for i in range(3):\n    f(i)\n");
+    EXPECT_EQ(files.enclosing_loop(py, 2, true).statement, 0);
+}
+
 } // namespace
 } // namespace gpuleak::analyzer

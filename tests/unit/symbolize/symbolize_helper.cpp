@@ -32,6 +32,18 @@ HELPER_NOINLINE int inline_host(Capture* inner, int* call_line) {
     return *call_line + inner->line;
 }
 
+__attribute__((always_inline)) inline void inlined_twice(Capture* first, Capture* second) {
+    first->line = __LINE__ + 1;
+    record_return_address(first);
+    second->line = __LINE__ + 1;
+    record_return_address(second);
+}
+
+HELPER_NOINLINE int two_call_host(Capture* first, Capture* second) {
+    inlined_twice(first, second);
+    return first->line + second->line;
+}
+
 } // namespace gpuleak_test
 
 extern "C" {
@@ -42,6 +54,10 @@ int gpuleak_helper_direct(gpuleak_test::Capture* capture) {
 
 int gpuleak_helper_inlined(gpuleak_test::Capture* inner, int* call_line) {
     return gpuleak_test::inline_host(inner, call_line);
+}
+
+int gpuleak_helper_inlined_twice(gpuleak_test::Capture* first, gpuleak_test::Capture* second) {
+    return gpuleak_test::two_call_host(first, second);
 }
 
 void* gpuleak_helper_direct_entry() {

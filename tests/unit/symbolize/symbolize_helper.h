@@ -23,10 +23,14 @@ GPULEAK_HELPER_API int gpuleak_helper_direct(gpuleak_test::Capture* capture);
 // A noinline function calls, from `*call_line`, an always_inline function that calls out from
 // `inner->line`.
 GPULEAK_HELPER_API int gpuleak_helper_inlined(gpuleak_test::Capture* inner, int* call_line);
+// A noinline function calls an always_inline one that calls out twice, from two lines.
+GPULEAK_HELPER_API int gpuleak_helper_inlined_twice(gpuleak_test::Capture* first,
+                                                    gpuleak_test::Capture* second);
 // The entry address of the function behind gpuleak_helper_direct.
 GPULEAK_HELPER_API void* gpuleak_helper_direct_entry();
 
 using GpuleakHelperDirectFn = int (*)(gpuleak_test::Capture*);
 using GpuleakHelperInlinedFn = int (*)(gpuleak_test::Capture*, int*);
+using GpuleakHelperInlinedTwiceFn = int (*)(gpuleak_test::Capture*, gpuleak_test::Capture*);
 using GpuleakHelperEntryFn = void* (*)();
 }

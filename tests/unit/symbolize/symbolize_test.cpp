@@ -20,6 +20,7 @@ struct Helper {
     ModuleInfo module;
     GpuleakHelperDirectFn direct = nullptr;
     GpuleakHelperInlinedFn inlined = nullptr;
+    GpuleakHelperInlinedTwiceFn inlined_twice = nullptr;
     GpuleakHelperEntryFn direct_entry = nullptr;
 };
 
@@ -37,9 +38,11 @@ const Helper& helper(const std::string& path) {
     h.module = *module;
     h.direct = reinterpret_cast<GpuleakHelperDirectFn>(dlsym(handle, "gpuleak_helper_direct"));
     h.inlined = reinterpret_cast<GpuleakHelperInlinedFn>(dlsym(handle, "gpuleak_helper_inlined"));
+    h.inlined_twice = reinterpret_cast<GpuleakHelperInlinedTwiceFn>(
+        dlsym(handle, "gpuleak_helper_inlined_twice"));
     h.direct_entry =
         reinterpret_cast<GpuleakHelperEntryFn>(dlsym(handle, "gpuleak_helper_direct_entry"));
-    if (!h.direct || !h.inlined || !h.direct_entry)
+    if (!h.direct || !h.inlined || !h.inlined_twice || !h.direct_entry)
         throw std::runtime_error("helper entry points missing in " + path);
     return h;
 }
@@ -110,6 +113,39 @@ TEST(Symbolizer, InlinedFrameComesFirstAndCallerGetsTheCallLine) {
     EXPECT_EQ(frames[1].line, call_line);
     EXPECT_EQ(frames[1].module, h.path);
     EXPECT_NE(inner.line, call_line);
+}
+
+// The loop finder tells a function's calls apart by where they stand: each call out of one inlined
+// body is a different address, but in the caller they are one call, of the inlined function.
+TEST(Symbolizer, CallsOutOfOneInlinedBodyStandAtOnePlaceInItsCaller) {
+    const Helper& h = with_debug();
+    gpuleak_test::Capture first, second, direct;
+    h.inlined_twice(&first, &second);
+    h.direct(&direct);
+    ASSERT_NE(first.line, second.line);
+
+    Symbolizer symbolizer;
+    symbolizer.add_module(h.module);
+    const std::vector<SourceFrame> a = symbolizer.resolve(address(first.return_address));
+    const std::vector<SourceFrame> b = symbolizer.resolve(address(second.return_address));
+    ASSERT_EQ(a.size(), 2u);
+    ASSERT_EQ(b.size(), 2u);
+    EXPECT_EQ(a[0].line, first.line);
+    EXPECT_EQ(b[0].line, second.line);
+    // The innermost frames stand at their own addresses.
+    EXPECT_EQ(a[0].inlined_entry, 0u);
+    EXPECT_EQ(b[0].inlined_entry, 0u);
+    // The caller's, at one address of the inlined body, before both calls out of it.
+    EXPECT_NE(a[1].inlined_entry, 0u);
+    EXPECT_EQ(a[1].inlined_entry, b[1].inlined_entry);
+    EXPECT_LT(a[1].inlined_entry, address(first.return_address));
+    EXPECT_EQ(symbolizer.module_of(a[1].inlined_entry), h.path);
+    EXPECT_EQ(symbolizer.resolve(a[1].inlined_entry, false).back().function,
+              "gpuleak_test::two_call_host(gpuleak_test::Capture*, gpuleak_test::Capture*)");
+    // A frame that calls nothing inlined has none.
+    const auto& plain = symbolizer.resolve(address(direct.return_address));
+    ASSERT_EQ(plain.size(), 1u);
+    EXPECT_EQ(plain[0].inlined_entry, 0u);
 }
 
 TEST(Symbolizer, FunctionEntryIsLookedUpAsIsUnlessItIsAReturnAddress) {
