@@ -2,8 +2,11 @@
 //
 // A loop shows in the stacks of the allocations it makes. On one thread, take two allocations in a
 // row and the first frame (from the outermost) where their stacks differ:
-//   - the same function at a lower position (return address, or bytecode offset) than before:
-//     execution went back in that function: a loop's back edge;
+//   - the same function at an earlier position than before: execution went back in that
+//     function: a loop's back edge. Earlier: of two statements the source shows (C, C++), the
+//     one that begins on a lower line, as an optimizer need not keep them in order in the
+//     binary; else a lower return address or bytecode offset. A frame calling an inlined body
+//     stands at that body's entry (model/site_table.h), so that its calls are one position;
 //   - the same call position reaching a different function, or the very same stack again: that
 //     position ran again: a loop around it;
 //   - a higher position: the function moved forward, no loop; a difference inside library code
@@ -19,10 +22,11 @@
 // shows it, back edges of one statement that return to different positions (an iteration that
 // skips an `if`'s call returns to the call after it) are one loop with several heads, the first
 // of them its head. Its body reaches from the head to the furthest position a back edge came
-// from. Each entry into a head starts an iteration: through a back edge of the loop, or from
-// outside its body, which also begins a run (as an outer loop's back edge does for the loops
-// nested in it); going on from one head to another within the body does not. An allocation
-// belongs to the innermost loop whose body holds one of its frames.
+// from, or, where the source shows it, every position inside its statement. Each entry into a
+// head starts an iteration: through a back edge of the loop, or from outside its body, which
+// also begins a run (as an outer loop's back edge does for the loops nested in it); going on
+// from one head to another within the body does not. An allocation belongs to the innermost
+// loop whose body holds one of its frames.
 //
 // Marked iterations take precedence: markers (gpuleak_mark_iteration, NVTX ranges), one loop per
 // name, and --iteration-site FILE:LINE (each one a loop whose iterations start at the allocations
