@@ -94,6 +94,8 @@ struct LoopFinder::State {
     const CallTree& calls;
     LoopOracle oracle;
     void* oracle_context;
+    TailCalls tail_calls = nullptr;
+    void* tail_calls_context = nullptr;
     std::unordered_map<uint32_t, ThreadLoops> threads;
     std::vector<FoundLoop> loops;
     std::vector<uint32_t> edge_heads; // heads a back edge went to at the current allocation
@@ -286,7 +288,8 @@ struct LoopFinder::State {
                 if (now.user && before.user && now.function == before.function) {
                     if (goes_back(path[d], prev[d])) back_edge(t, thread, ts, path, d, prev[d]);
                 } else if (now.function != before.function && d > 0 && (now.user || before.user) &&
-                           calls[path[d - 1]].user) {
+                           calls[path[d - 1]].user &&
+                           !(tail_calls && tail_calls(before, now, tail_calls_context))) {
                     back_edge(t, thread, ts, path, d - 1, path[d - 1]);
                 }
             }
@@ -356,7 +359,13 @@ struct LoopFinder::State {
 };
 
 LoopFinder::LoopFinder(const CallTree& calls, LoopOracle oracle, void* oracle_context)
-    : state_(new State{calls, oracle ? oracle : &from_source, oracle_context, {}, {}, {}, {}}) {}
+    : state_(new State{
+          calls, oracle ? oracle : &from_source, oracle_context, {}, {}, {}, {}, {}, {}}) {}
+
+void LoopFinder::set_tail_calls(TailCalls tail_calls, void* context) {
+    state_->tail_calls = tail_calls;
+    state_->tail_calls_context = context;
+}
 
 LoopFinder::~LoopFinder() {
     delete state_;

@@ -102,6 +102,11 @@ struct LoopPass::State {
         : trace(t), sites(s), options(o), finder(s.calls()), cache(t, s, check),
           site_starts(o.site_locations.size()), passes(o.site_locations.size()) {
         out.warmup = o.warmup;
+        finder.set_tail_calls(
+            [](const CallNode& caller, const CallNode& callee, void* table) {
+                return static_cast<SiteTable*>(table)->tail_calls(caller, callee);
+            },
+            &s);
     }
 
     void on_event(const Event& e) {

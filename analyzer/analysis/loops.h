@@ -7,8 +7,9 @@
 //     one that begins on a lower line, as an optimizer need not keep them in order in the
 //     binary; else a lower return address or bytecode offset. A frame calling an inlined body
 //     stands at that body's entry (model/site_table.h), so that its calls are one position;
-//   - the same call position reaching a different function, or the very same stack again: that
-//     position ran again: a loop around it;
+//   - the same call position reaching a different function (unless the first ends in a tail
+//     call to the second, which is gone from the second's stacks), or the very same stack again:
+//     that position ran again: a loop around it;
 //   - a higher position: the function moved forward, no loop; a difference inside library code
 //     (a framework's own loop or branch): the program's call goes on, no loop.
 // Only frames of the program's own code can carry loops (model/frame_origin.h). Which frame loops
@@ -83,6 +84,10 @@ public:
     // Says whether a call position sits inside a loop statement; by default the source files.
     using LoopOracle = LoopStatement (*)(const CallNode& node, void* context);
     LoopFinder(const CallTree& calls, LoopOracle oracle = nullptr, void* oracle_context = nullptr);
+    // Says whether `caller`'s function ends in a tail call to `callee`'s (the call position above
+    // then reaches one, then the other, in one pass); by default none does.
+    using TailCalls = bool (*)(const CallNode& caller, const CallNode& callee, void* context);
+    void set_tail_calls(TailCalls tail_calls, void* context);
     ~LoopFinder();
     LoopFinder(const LoopFinder&) = delete;
     LoopFinder& operator=(const LoopFinder&) = delete;

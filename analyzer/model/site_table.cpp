@@ -1,5 +1,6 @@
 #include "model/site_table.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "python/line_table.h"
@@ -130,6 +131,12 @@ void SiteTable::finish_site(Site& site) {
         parent = calls_.node(parent, f.function, f.file, f.line, f.position, f.python, user);
         site.path.push_back(parent);
     }
+}
+
+bool SiteTable::tail_calls(const CallNode& caller, const CallNode& callee) {
+    if (caller.python || callee.python) return false;
+    const std::vector<std::string>& callees = symbolizer_.tail_callees(caller.pc);
+    return std::find(callees.begin(), callees.end(), callee.function_name) != callees.end();
 }
 
 uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {

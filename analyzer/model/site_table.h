@@ -55,6 +55,9 @@ public:
     const Site& site(uint32_t id) const { return sites_[id]; }
     size_t size() const { return sites_.size(); }
     const CallTree& calls() const { return calls_; }
+    // Whether native frame `caller`'s function ends in a tail call to `callee`'s, whose stacks
+    // then lack `caller` (symbolize/tail_calls.h). Python makes no tail calls.
+    bool tail_calls(const CallNode& caller, const CallNode& callee);
 
 private:
     uint32_t trimmed_native(uint32_t node);

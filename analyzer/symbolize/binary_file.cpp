@@ -1,5 +1,7 @@
 #include "binary_file.h"
 
+#include "tail_calls.h"
+
 #include <gelf.h>
 
 namespace gpuleak::analyzer {
@@ -126,6 +128,21 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
     outer.file = std::move(file);
     outer.line = line;
     out.push_back(std::move(outer));
+}
+
+std::vector<std::string> BinaryFile::tail_callees(uint64_t vaddr) {
+    std::vector<std::string> names;
+    if (module_ == nullptr) return names;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* cu = dwfl_module_addrdie(module_, vaddr, &bias);
+    if (cu == nullptr) return names;
+    std::vector<Dwarf_Die> chain = scopes_.find(*cu, vaddr - bias);
+    if (chain.empty()) return names;
+    for (Dwarf_Die& callee : tail_call_targets(chain[0])) {
+        const std::string& name = names_.function_name(callee);
+        if (!name.empty()) names.push_back(name);
+    }
+    return names;
 }
 
 } // namespace gpuleak::analyzer

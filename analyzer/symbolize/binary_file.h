@@ -39,6 +39,9 @@ public:
     // Appends frames for a p_vaddr-relative address, innermost first. Only function, file, line
     // and inlined are filled in; at least one frame is always appended.
     void symbolize(uint64_t vaddr, std::vector<SourceFrame>& out);
+    // The names (as symbolize gives them) of the functions that the function holding `vaddr` ends
+    // in with a tail call (symbolize/tail_calls.h).
+    std::vector<std::string> tail_callees(uint64_t vaddr);
 
 private:
     Dwfl* dwfl_ = nullptr;

@@ -47,6 +47,12 @@ struct Symbolizer::Impl {
     RangeMap<Module*> module_ranges;
     uint64_t map_version = 0;
     std::unordered_map<uint64_t, Resolution> cache; // by looked-up address
+    struct TailCallees {
+        const Module* module = nullptr;
+        uint64_t map_version = 0;
+        std::vector<std::string> names;
+    };
+    std::unordered_map<uint64_t, TailCallees> tail_callees; // by looked-up address
     std::vector<std::string> warnings;
     std::unordered_set<std::string> warned;
 
@@ -135,6 +141,23 @@ const std::vector<SourceFrame>& Symbolizer::resolve(uint64_t ip, bool is_return_
         if (frame.inlined_entry) frame.inlined_entry += module->base;
     }
     return r.frames;
+}
+
+const std::vector<std::string>& Symbolizer::tail_callees(uint64_t ip) {
+    const uint64_t addr = ip != 0 ? ip - 1 : ip;
+    Impl::Module* const* found = impl_->module_ranges.find(addr);
+    Impl::Module* module = found != nullptr ? *found : nullptr;
+    auto [it, inserted] = impl_->tail_callees.try_emplace(addr);
+    Impl::TailCallees& r = it->second;
+    if (!inserted && r.map_version == impl_->map_version) return r.names;
+    r.map_version = impl_->map_version;
+    if (!inserted && r.module == module) return r.names;
+    r.module = module;
+    r.names.clear();
+    if (module == nullptr) return r.names;
+    BinaryFile& file = impl_->use(*module);
+    if (file.readable()) r.names = file.tail_callees(addr - module->base);
+    return r.names;
 }
 
 const std::string& Symbolizer::module_of(uint64_t ip) {

@@ -51,6 +51,11 @@ public:
     // lifetime; its contents change only if a later add_module moves the address to another module.
     const std::vector<SourceFrame>& resolve(uint64_t ip, bool is_return_address = true);
 
+    // The functions that the function holding `ip` (a return address) ends in with a tail call:
+    // its frame is gone from their stacks (symbolize/tail_calls.h). Named as frames are; empty
+    // where DWARF does not say (no call sites before -O1, no debug info, no module).
+    const std::vector<std::string>& tail_callees(uint64_t ip);
+
     // The module path an address falls in, "" if none. Opens no file, so it is cheap enough for
     // trimming the tracer's own frames.
     const std::string& module_of(uint64_t ip);

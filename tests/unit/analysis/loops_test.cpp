@@ -315,6 +315,36 @@ TEST(LoopFinder, AFunctionCalledAgainIsToldByItsStatementsWhereItsAddressesAreOu
     EXPECT_EQ(f.loop_of(1, b), 0);
 }
 
+// for (line 20): step() (allocates at its line 5, then ends in `return update();`, a tail call:
+// update's allocation at its line 7 has no frame of step under main's line 20).
+TEST(LoopFinder, ATailCallIsTheSameIterationNotTheCallRunningAgain) {
+    Program p;
+    p.loop_lines = {{"main", 20}};
+    auto step = p.native({{"main", 20, 0x500}, {"step", 5, 0x90}});
+    auto update = p.native({{"main", 20, 0x500}, {"update", 7, 0x30}});
+    auto run = [&](bool told) {
+        LoopFinder f(p.calls, &Program::oracle, &p);
+        if (told)
+            f.set_tail_calls(
+                [](const CallNode& caller, const CallNode& callee, void*) {
+                    return caller.function_name == "step" && callee.function_name == "update";
+                },
+                nullptr);
+        uint64_t ts = 0;
+        for (int i = 0; i < 8; ++i) {
+            f.on_alloc(1, ts += 10, step);
+            f.on_alloc(1, ts += 10, update);
+        }
+        auto loops = f.finish(ts + 1);
+        EXPECT_EQ(loops.size(), 1u);
+        EXPECT_EQ(f.loop_of(1, step), 0);
+        EXPECT_EQ(f.loop_of(1, update), 0);
+        return loops.empty() ? 0u : loops[0].iterations();
+    };
+    EXPECT_EQ(run(true), 8u);
+    EXPECT_EQ(run(false), 16u); // without the DWARF that says so: each call counted
+}
+
 TEST(LoopFinder, ACallUnderAnIfInAnInnerLoopKeepsBothLoopsRuns) {
     // Line 4 only in odd repetitions: those go back to line 4, the others to line 5.
     StepsOfReps found = steps_of_reps(4, [](int rep) { return rep % 2 == 1; });

@@ -44,6 +44,13 @@ HELPER_NOINLINE int two_call_host(Capture* first, Capture* second) {
     return first->line + second->line;
 }
 
+// Sibling calls stay on here alone: this function's last call is a jump.
+__attribute__((optimize("optimize-sibling-calls"), noipa)) void
+ends_in_a_tail_call(Capture* capture) {
+    capture->line = __LINE__ + 1;
+    record_return_address(capture);
+}
+
 } // namespace gpuleak_test
 
 extern "C" {
@@ -58,6 +65,10 @@ int gpuleak_helper_inlined(gpuleak_test::Capture* inner, int* call_line) {
 
 int gpuleak_helper_inlined_twice(gpuleak_test::Capture* first, gpuleak_test::Capture* second) {
     return gpuleak_test::two_call_host(first, second);
+}
+
+void* gpuleak_helper_tail_caller_entry() {
+    return reinterpret_cast<void*>(&gpuleak_test::ends_in_a_tail_call);
 }
 
 void* gpuleak_helper_direct_entry() {

@@ -26,6 +26,9 @@ GPULEAK_HELPER_API int gpuleak_helper_inlined(gpuleak_test::Capture* inner, int*
 // A noinline function calls an always_inline one that calls out twice, from two lines.
 GPULEAK_HELPER_API int gpuleak_helper_inlined_twice(gpuleak_test::Capture* first,
                                                     gpuleak_test::Capture* second);
+// The entry address of a function that ends in a tail call to the function recording return
+// addresses.
+GPULEAK_HELPER_API void* gpuleak_helper_tail_caller_entry();
 // The entry address of the function behind gpuleak_helper_direct.
 GPULEAK_HELPER_API void* gpuleak_helper_direct_entry();
 

@@ -22,6 +22,7 @@ struct Helper {
     GpuleakHelperInlinedFn inlined = nullptr;
     GpuleakHelperInlinedTwiceFn inlined_twice = nullptr;
     GpuleakHelperEntryFn direct_entry = nullptr;
+    GpuleakHelperEntryFn tail_caller_entry = nullptr;
 };
 
 // Loaded once per process and never closed: the addresses the tests resolve must stay mapped.
@@ -42,7 +43,9 @@ const Helper& helper(const std::string& path) {
         dlsym(handle, "gpuleak_helper_inlined_twice"));
     h.direct_entry =
         reinterpret_cast<GpuleakHelperEntryFn>(dlsym(handle, "gpuleak_helper_direct_entry"));
-    if (!h.direct || !h.inlined || !h.inlined_twice || !h.direct_entry)
+    h.tail_caller_entry =
+        reinterpret_cast<GpuleakHelperEntryFn>(dlsym(handle, "gpuleak_helper_tail_caller_entry"));
+    if (!h.direct || !h.inlined || !h.inlined_twice || !h.direct_entry || !h.tail_caller_entry)
         throw std::runtime_error("helper entry points missing in " + path);
     return h;
 }
@@ -146,6 +149,27 @@ TEST(Symbolizer, CallsOutOfOneInlinedBodyStandAtOnePlaceInItsCaller) {
     const auto& plain = symbolizer.resolve(address(direct.return_address));
     ASSERT_EQ(plain.size(), 1u);
     EXPECT_EQ(plain[0].inlined_entry, 0u);
+}
+
+// What a function ends in with a jump is missing from the stacks under it: the loop finder must
+// not take the callee's calls for the caller's call running again.
+TEST(Symbolizer, NamesTheFunctionsAFunctionEndsInWithATailCall) {
+    const Helper& h = with_debug();
+    Symbolizer symbolizer;
+    symbolizer.add_module(h.module);
+    // An address inside each function, as a return address would be.
+    const uint64_t tail_caller = address(h.tail_caller_entry()) + 1;
+    const uint64_t direct = address(h.direct_entry()) + 1;
+    EXPECT_EQ(
+        symbolizer.tail_callees(tail_caller),
+        std::vector<std::string>{"gpuleak_test::record_return_address(gpuleak_test::Capture*)"});
+    // direct_caller's call to it is a call (sibling calls are off elsewhere in the helper).
+    EXPECT_TRUE(symbolizer.tail_callees(direct).empty());
+    // Without DWARF, nothing says so.
+    const Helper& plain = without_debug();
+    Symbolizer stripped;
+    stripped.add_module(plain.module);
+    EXPECT_TRUE(stripped.tail_callees(address(plain.tail_caller_entry()) + 1).empty());
 }
 
 TEST(Symbolizer, FunctionEntryIsLookedUpAsIsUnlessItIsAReturnAddress) {
