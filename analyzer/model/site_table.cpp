@@ -65,7 +65,7 @@ std::vector<Frame> SiteTable::native_frames(uint32_t node) {
     for (uint32_t n = node; n; n = trace_.native_nodes[n].parent) {
         uint64_t ip = trace_.native_nodes[n].ip;
         for (const SourceFrame& f : symbolizer_.resolve(ip))
-            out.push_back({f.function, f.file, f.line, f.module, false, f.inlined, ip,
+            out.push_back({f.function, f.file, f.line, f.column, f.module, false, f.inlined, ip,
                            f.inlined_entry ? f.inlined_entry : ip});
     }
     return out;
@@ -172,7 +172,11 @@ uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {
         key += '\0';
         key += f.file;
         key += '\0';
-        key += std::to_string(f.line) + ':' + std::to_string(f.pc) + (f.python ? "p" : "n");
+        // Where DWARF gives the call's column, copies of one call that the optimizer made (a
+        // loop's peeled or unrolled iterations) are one site; else each address is its own.
+        key += std::to_string(f.line) + ':' +
+               (f.column > 0 ? 'c' + std::to_string(f.column) : std::to_string(f.pc)) +
+               (f.python ? "p" : "n");
         key += '\0';
     }
     key += site.no_python_state ? '1' : '0';

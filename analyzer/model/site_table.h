@@ -22,6 +22,7 @@ struct Frame {
     std::string function;
     std::string file;
     int line = 0;
+    int column = 0; // native: of the call on its line, where DWARF says; 0 otherwise
     std::string module;
     bool python = false;
     bool inlined = false;

@@ -102,9 +102,9 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
     // The line table describes the innermost inlined body at addr; each inlined frame's call site
     // then gives the location one level further out.
     std::string file;
-    int line = 0;
+    int line = 0, column = 0;
     if (Dwfl_Line* row = dwfl_module_getsrc(module_, addr)) {
-        if (const char* name = dwfl_lineinfo(row, nullptr, &line, nullptr, nullptr, nullptr))
+        if (const char* name = dwfl_lineinfo(row, nullptr, &line, &column, nullptr, nullptr))
             file = name;
     }
 
@@ -114,8 +114,9 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
         chain = scopes_.find(*cu, addr - bias);
     uint64_t entry = 0;
     for (size_t i = chain.size(); i-- > 1;) {
-        out.push_back(SourceFrame{names_.function_name(chain[i]), file, line, {}, true, entry});
-        call_site(chain[i], file, line);
+        out.push_back(
+            SourceFrame{names_.function_name(chain[i]), file, line, column, {}, true, entry});
+        call_site(chain[i], file, line, column);
         entry = inlined_entry(chain[i], bias);
     }
     outer.inlined_entry = entry;
@@ -127,6 +128,7 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
         outer.function = names_.function_name(chain[0]);
     outer.file = std::move(file);
     outer.line = line;
+    outer.column = column;
     out.push_back(std::move(outer));
 }
 

@@ -75,14 +75,18 @@ const std::string& DieNames::function_name(Dwarf_Die die) {
     return it->second;
 }
 
-bool call_site(Dwarf_Die inlined, std::string& file, int& line) {
+bool call_site(Dwarf_Die inlined, std::string& file, int& line, int& column) {
     file.clear();
     line = 0;
+    column = 0;
     Dwarf_Attribute attr;
     Dwarf_Word value = 0;
     if (dwarf_attr(&inlined, DW_AT_call_line, &attr) != nullptr &&
         dwarf_formudata(&attr, &value) == 0)
         line = static_cast<int>(value);
+    if (dwarf_attr(&inlined, DW_AT_call_column, &attr) != nullptr &&
+        dwarf_formudata(&attr, &value) == 0)
+        column = static_cast<int>(value);
     Dwarf_Die cu;
     Dwarf_Files* files = nullptr;
     size_t nfiles = 0;

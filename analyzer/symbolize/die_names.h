@@ -22,7 +22,7 @@ private:
 };
 
 // Where an inlined subroutine was called from, i.e. the location in the next outer frame.
-// False when DW_AT_call_file/DW_AT_call_line are missing.
-bool call_site(Dwarf_Die inlined, std::string& file, int& line);
+// False when DW_AT_call_file/DW_AT_call_line are missing; `column` is 0 without DW_AT_call_column.
+bool call_site(Dwarf_Die inlined, std::string& file, int& line, int& column);
 
 } // namespace gpuleak::analyzer

@@ -24,6 +24,7 @@ struct SourceFrame {
     std::string function; // demangled; "" if unknown
     std::string file;     // "" if unknown
     int line = 0;         // 0 if unknown
+    int column = 0;       // of the call on its line; 0 if unknown
     std::string module;   // "" if the address is in no known module
     bool inlined = false; // inlined into the next (outer) frame
     // Where a frame calling an inlined body (the frame before it) stands: the body's entry

@@ -17,7 +17,6 @@ statuses as expected); 1 otherwise; 77 when an interpreter asked for is not inst
 With --leak-only the accepted-set and OOM checks are printed but do not fail the run.
 
   run_corpus.py --build BUILD [--lang c|py|all] [--interpreter 3.12|system ...] [--python EXE ...]
-                [--c-bin bin-O2]
                 [--jobs N] [--only REGEX] [--json OUT] [--keep DIR] [--leak-only]
   run_corpus.py --selftest      checks the matching and the matrix on selftest/*.json
 """
@@ -234,20 +233,13 @@ def clean_env(extra):
     return env
 
 
-def c_binary(corpus, prog, c_bin):
-    """A C program's executable: the manifest's, or its namesake in the folder --c-bin names."""
-    if c_bin is None:
-        return os.path.join(corpus, prog["binary"])
-    return os.path.join(corpus, c_bin, os.path.basename(prog["binary"]))
-
-
 def run_program(job, cfg):
     """Runs one (program, interpreter) job; returns its result dict."""
     prog, suite, python = job["program"], job["suite"], job["python"]
     gen = cfg["corpus"]
     pdir = os.path.join(gen, prog["dir"])
     if prog["lang"] == "c":
-        argv = [c_binary(gen, prog, cfg["c_bin"])]
+        argv = [os.path.join(gen, prog["binary"])]
     else:
         argv = [python, "-B", os.path.join(pdir, prog["main"])]
     base_env = {
@@ -370,7 +362,7 @@ def find_suites(args):
     is absent."""
     suites = []
     if args.lang in ("c", "all") and not args.python and not args.interpreter:
-        suites.append(("c" if args.c_bin is None else "c:" + args.c_bin, None))
+        suites.append(("c", None))
     if args.lang in ("py", "all"):
         if args.python:
             for exe in args.python:
@@ -398,7 +390,7 @@ def run_corpus(args):
     cfg = {"corpus": corpus, "preload": os.path.join(build, "lib", "libgpuleak.so"),
            "report": os.path.join(build, "bin", "gpuleak-report"),
            "fake_dir": os.path.join(build, "tests", "fake"), "timeout": args.timeout,
-           "keep": os.path.abspath(args.keep) if args.keep else None, "c_bin": args.c_bin,
+           "keep": os.path.abspath(args.keep) if args.keep else None,
            "tmp": tempfile.mkdtemp(prefix="gpuleak-corpus-")}
     for what in ("preload", "report"):
         if not os.path.exists(cfg[what]):
@@ -407,8 +399,8 @@ def run_corpus(args):
     only = re.compile(args.only) if args.only else None
     stale = []
     for prog in manifest["programs"]:
-        if prog["lang"] == "c" and any(p is None for _, p in suites):
-            exe = c_binary(corpus, prog, args.c_bin)
+        if prog["lang"] == "c" and any(s == "c" for s, _ in suites):
+            exe = os.path.join(corpus, prog["binary"])
             srcs = [os.path.join(corpus, prog["dir"], f) for f in prog["sources"]]
             if not os.path.exists(exe) or any(
                     os.path.getmtime(f) > os.path.getmtime(exe) for f in srcs):
@@ -529,8 +521,6 @@ def main(argv=None):
     ap.add_argument("--corpus",
                     help="the generated corpus (default: BUILD/tests/verdict_corpus/gen)")
     ap.add_argument("--lang", choices=("c", "py", "all"), default="all")
-    ap.add_argument("--c-bin", help="the C programs' folder in the corpus, as built another way "
-                    "(bin-O2: optimized); default: the manifest's (bin, unoptimized)")
     ap.add_argument("--interpreter", action="append",
                     help="a CPython by minor version (3.12) or `system`; repeatable")
     ap.add_argument("--python", action="append", help="a Python executable; repeatable")

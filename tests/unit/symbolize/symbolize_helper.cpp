@@ -44,6 +44,15 @@ HELPER_NOINLINE int two_call_host(Capture* first, Capture* second) {
     return first->line + second->line;
 }
 
+// One call, compiled twice: the loop is unrolled into two copies of it.
+HELPER_NOINLINE void one_call_twice(Capture* captures) {
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; ++i) {
+        captures[i].line = __LINE__ + 1;
+        record_return_address(&captures[i]);
+    }
+}
+
 // Sibling calls stay on here alone: this function's last call is a jump.
 __attribute__((optimize("optimize-sibling-calls"), noipa)) void
 ends_in_a_tail_call(Capture* capture) {
@@ -65,6 +74,10 @@ int gpuleak_helper_inlined(gpuleak_test::Capture* inner, int* call_line) {
 
 int gpuleak_helper_inlined_twice(gpuleak_test::Capture* first, gpuleak_test::Capture* second) {
     return gpuleak_test::two_call_host(first, second);
+}
+
+void gpuleak_helper_one_call_twice(gpuleak_test::Capture* captures) {
+    gpuleak_test::one_call_twice(captures);
 }
 
 void* gpuleak_helper_tail_caller_entry() {

@@ -26,6 +26,8 @@ GPULEAK_HELPER_API int gpuleak_helper_inlined(gpuleak_test::Capture* inner, int*
 // A noinline function calls an always_inline one that calls out twice, from two lines.
 GPULEAK_HELPER_API int gpuleak_helper_inlined_twice(gpuleak_test::Capture* first,
                                                     gpuleak_test::Capture* second);
+// A loop of two iterations, unrolled, calls out from one line: captures[0] and [1].
+GPULEAK_HELPER_API void gpuleak_helper_one_call_twice(gpuleak_test::Capture* captures);
 // The entry address of a function that ends in a tail call to the function recording return
 // addresses.
 GPULEAK_HELPER_API void* gpuleak_helper_tail_caller_entry();
@@ -36,4 +38,5 @@ using GpuleakHelperDirectFn = int (*)(gpuleak_test::Capture*);
 using GpuleakHelperInlinedFn = int (*)(gpuleak_test::Capture*, int*);
 using GpuleakHelperInlinedTwiceFn = int (*)(gpuleak_test::Capture*, gpuleak_test::Capture*);
 using GpuleakHelperEntryFn = void* (*)();
+using GpuleakHelperCapturesFn = void (*)(gpuleak_test::Capture*);
 }

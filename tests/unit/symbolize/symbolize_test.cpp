@@ -23,6 +23,7 @@ struct Helper {
     GpuleakHelperInlinedTwiceFn inlined_twice = nullptr;
     GpuleakHelperEntryFn direct_entry = nullptr;
     GpuleakHelperEntryFn tail_caller_entry = nullptr;
+    GpuleakHelperCapturesFn one_call_twice = nullptr;
 };
 
 // Loaded once per process and never closed: the addresses the tests resolve must stay mapped.
@@ -45,7 +46,10 @@ const Helper& helper(const std::string& path) {
         reinterpret_cast<GpuleakHelperEntryFn>(dlsym(handle, "gpuleak_helper_direct_entry"));
     h.tail_caller_entry =
         reinterpret_cast<GpuleakHelperEntryFn>(dlsym(handle, "gpuleak_helper_tail_caller_entry"));
-    if (!h.direct || !h.inlined || !h.inlined_twice || !h.direct_entry || !h.tail_caller_entry)
+    h.one_call_twice =
+        reinterpret_cast<GpuleakHelperCapturesFn>(dlsym(handle, "gpuleak_helper_one_call_twice"));
+    if (!h.direct || !h.inlined || !h.inlined_twice || !h.direct_entry || !h.tail_caller_entry ||
+        !h.one_call_twice)
         throw std::runtime_error("helper entry points missing in " + path);
     return h;
 }
@@ -135,6 +139,9 @@ TEST(Symbolizer, CallsOutOfOneInlinedBodyStandAtOnePlaceInItsCaller) {
     ASSERT_EQ(b.size(), 2u);
     EXPECT_EQ(a[0].line, first.line);
     EXPECT_EQ(b[0].line, second.line);
+    EXPECT_GT(a[0].column, 0);
+    EXPECT_GT(b[0].column, 0);
+    EXPECT_GT(a[1].column, 0); // the inlined call's, on the caller's line
     // The innermost frames stand at their own addresses.
     EXPECT_EQ(a[0].inlined_entry, 0u);
     EXPECT_EQ(b[0].inlined_entry, 0u);
@@ -149,6 +156,25 @@ TEST(Symbolizer, CallsOutOfOneInlinedBodyStandAtOnePlaceInItsCaller) {
     const auto& plain = symbolizer.resolve(address(direct.return_address));
     ASSERT_EQ(plain.size(), 1u);
     EXPECT_EQ(plain[0].inlined_entry, 0u);
+}
+
+// Sites are told apart by line and column where DWARF gives columns: the copies an optimizer
+// makes of one call (unrolled or peeled iterations) are one site, two calls on a line are two.
+TEST(Symbolizer, CopiesOfOneCallShareItsLineAndColumn) {
+    const Helper& h = with_debug();
+    gpuleak_test::Capture captures[2];
+    h.one_call_twice(captures);
+    ASSERT_NE(captures[0].return_address, captures[1].return_address);
+    Symbolizer symbolizer;
+    symbolizer.add_module(h.module);
+    const std::vector<SourceFrame> a = symbolizer.resolve(address(captures[0].return_address));
+    const std::vector<SourceFrame> b = symbolizer.resolve(address(captures[1].return_address));
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(a[0].line, captures[0].line);
+    EXPECT_EQ(b[0].line, captures[0].line);
+    EXPECT_GT(a[0].column, 0);
+    EXPECT_EQ(a[0].column, b[0].column);
 }
 
 // What a function ends in with a jump is missing from the stacks under it: the loop finder must
