@@ -144,8 +144,10 @@ void print_verdicts(const Report& r, const RenderOptions& o, std::ostream& out) 
         if (st.verdict == Verdict::Accumulation)
             out << "up to " << human_bytes(st.accumulated_bytes)
                 << " held, then released after the loop; ";
-        out << human_bytes(st.live_bytes_at_teardown) << " still held at the program's end in "
-            << with_commas(st.live_at_teardown) << " allocations, first seen in iteration "
+        // At the last allocation, not the trace's end: what the exit frees (static destructors,
+        // a framework's cache released at exit) would hide a leak.
+        out << human_bytes(st.live_bytes_at_teardown) << " in " << with_commas(st.live_at_teardown)
+            << " allocations still held when the program last allocated, first seen in iteration "
             << st.first_iteration << ", " << conf << "\n";
         uint32_t iterations = st.loop >= 0 ? r.loops[st.loop].iterations : 0;
         out << "        live bytes per iteration: "
