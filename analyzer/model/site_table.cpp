@@ -5,6 +5,7 @@
 
 #include "python/line_table.h"
 #include "python/merge.h"
+#include "symbolize/demangle.h"
 
 namespace gpuleak::analyzer {
 namespace {
@@ -136,7 +137,9 @@ void SiteTable::finish_site(Site& site) {
 bool SiteTable::tail_calls(const CallNode& caller, const CallNode& callee) {
     if (caller.python || callee.python) return false;
     const std::vector<std::string>& callees = symbolizer_.tail_callees(caller.pc);
-    return std::find(callees.begin(), callees.end(), callee.function_name) != callees.end();
+    // The symbol table names a clone of the callee for itself; DWARF names the function.
+    return std::find(callees.begin(), callees.end(), without_clone_suffix(callee.function_name)) !=
+           callees.end();
 }
 
 uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {

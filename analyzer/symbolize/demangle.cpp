@@ -15,4 +15,15 @@ std::string demangle(const char* name) {
     return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
 
+std::string_view without_clone_suffix(std::string_view function) {
+    size_t clone = function.find(" [clone .");
+    if (clone != std::string_view::npos) return function.substr(0, clone);
+    // A C identifier has no dot; a C++ name's dots are inside its parameter list or template
+    // arguments, after a parenthesis or angle bracket.
+    size_t dot = function.find('.');
+    if (dot != std::string_view::npos && dot > 0 && function.find_first_of("(<") > dot)
+        return function.substr(0, dot);
+    return function;
+}
+
 } // namespace gpuleak::analyzer

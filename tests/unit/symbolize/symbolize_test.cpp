@@ -1,4 +1,5 @@
 #include "loaded_module.h"
+#include "symbolize/demangle.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize_helper.h"
 
@@ -175,6 +176,18 @@ TEST(Symbolizer, CopiesOfOneCallShareItsLineAndColumn) {
     EXPECT_EQ(b[0].line, captures[0].line);
     EXPECT_GT(a[0].column, 0);
     EXPECT_EQ(a[0].column, b[0].column);
+}
+
+// A tail callee's DWARF name against the symbol-table name of the clone the stack shows.
+TEST(Demangle, ACloneIsNamedAfterTheFunctionItWasMadeFrom) {
+    EXPECT_EQ(without_clone_suffix("noise_2.constprop.0"), "noise_2");
+    EXPECT_EQ(without_clone_suffix("step.part.0"), "step");
+    EXPECT_EQ(without_clone_suffix("ns::f(int) [clone .isra.0]"), "ns::f(int)");
+    EXPECT_EQ(without_clone_suffix("ns::f(int) [clone .cold]"), "ns::f(int)");
+    EXPECT_EQ(without_clone_suffix("main"), "main");
+    EXPECT_EQ(without_clone_suffix("ns::g(double, char const*)"), "ns::g(double, char const*)");
+    EXPECT_EQ(without_clone_suffix("f<1.5>()"), "f<1.5>()");
+    EXPECT_EQ(without_clone_suffix(""), "");
 }
 
 // What a function ends in with a jump is missing from the stacks under it: the loop finder must
