@@ -108,10 +108,8 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
             file = name;
     }
 
-    std::vector<Dwarf_Die> chain;
     Dwarf_Addr bias = 0;
-    if (Dwarf_Die* cu = dwfl_module_addrdie(module_, addr, &bias))
-        chain = scopes_.find(*cu, addr - bias);
+    std::vector<Dwarf_Die> chain = scopes_at(addr, bias);
     uint64_t entry = 0;
     for (size_t i = chain.size(); i-- > 1;) {
         out.push_back(
@@ -132,13 +130,17 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
     out.push_back(std::move(outer));
 }
 
+std::vector<Dwarf_Die> BinaryFile::scopes_at(uint64_t vaddr, Dwarf_Addr& bias) {
+    bias = 0;
+    Dwarf_Die* cu = dwfl_module_addrdie(module_, vaddr, &bias);
+    return cu != nullptr ? scopes_.find(*cu, vaddr - bias) : std::vector<Dwarf_Die>{};
+}
+
 std::vector<std::string> BinaryFile::tail_callees(uint64_t vaddr) {
     std::vector<std::string> names;
     if (module_ == nullptr) return names;
     Dwarf_Addr bias = 0;
-    Dwarf_Die* cu = dwfl_module_addrdie(module_, vaddr, &bias);
-    if (cu == nullptr) return names;
-    std::vector<Dwarf_Die> chain = scopes_.find(*cu, vaddr - bias);
+    std::vector<Dwarf_Die> chain = scopes_at(vaddr, bias);
     if (chain.empty()) return names;
     for (Dwarf_Die& callee : tail_call_targets(chain[0])) {
         const std::string& name = names_.function_name(callee);

@@ -44,6 +44,10 @@ public:
     std::vector<std::string> tail_callees(uint64_t vaddr);
 
 private:
+    // The function and the inlined bodies holding `vaddr`, outermost first (scope_chain.h);
+    // `bias`: DWARF's addresses are the module's minus it.
+    std::vector<Dwarf_Die> scopes_at(uint64_t vaddr, Dwarf_Addr& bias);
+
     Dwfl* dwfl_ = nullptr;
     Dwfl_Module* module_ = nullptr;
     std::string error_;

@@ -35,10 +35,10 @@ struct Symbolizer::Impl {
 
     // A cached answer stays right as long as its address still maps to the same Module, which is
     // cheap to re-check when add_module has changed the map since.
-    struct Resolution {
+    template <class Answer> struct Cached {
         const Module* module = nullptr;
         uint64_t map_version = 0;
-        std::vector<SourceFrame> frames;
+        Answer answer;
     };
 
     // Modules are never destroyed before the Symbolizer: module_of hands out references to paths.
@@ -46,15 +46,30 @@ struct Symbolizer::Impl {
     std::unordered_map<std::string, std::unique_ptr<BinaryFile>> files; // by path
     RangeMap<Module*> module_ranges;
     uint64_t map_version = 0;
-    std::unordered_map<uint64_t, Resolution> cache; // by looked-up address
-    struct TailCallees {
-        const Module* module = nullptr;
-        uint64_t map_version = 0;
-        std::vector<std::string> names;
-    };
-    std::unordered_map<uint64_t, TailCallees> tail_callees; // by looked-up address
+    // By looked-up address.
+    std::unordered_map<uint64_t, Cached<std::vector<SourceFrame>>> frames;
+    std::unordered_map<uint64_t, Cached<std::vector<std::string>>> tail_callees;
     std::vector<std::string> warnings;
     std::unordered_set<std::string> warned;
+
+    // The answer cached for `addr`, made anew by `fill(answer, module)` (module null where the
+    // address is in none) when it is not cached or the map has moved the address since.
+    template <class Answer, class Fill>
+    const Answer& cached(std::unordered_map<uint64_t, Cached<Answer>>& cache, uint64_t addr,
+                         Fill fill) {
+        auto [it, inserted] = cache.try_emplace(addr);
+        Cached<Answer>& r = it->second;
+        if (!inserted && r.map_version == map_version) return r.answer;
+        Module* const* found = module_ranges.find(addr);
+        Module* module = found != nullptr ? *found : nullptr;
+        const bool still_valid = !inserted && r.module == module;
+        r.map_version = map_version;
+        if (still_valid) return r.answer;
+        r.module = module;
+        r.answer = Answer{};
+        fill(r.answer, module);
+        return r.answer;
+    }
 
     void warn(std::string message) {
         if (warned.insert(message).second) warnings.push_back(std::move(message));
@@ -119,45 +134,28 @@ void Symbolizer::add_module(const ModuleInfo& m) {
 
 const std::vector<SourceFrame>& Symbolizer::resolve(uint64_t ip, bool is_return_address) {
     const uint64_t addr = is_return_address && ip != 0 ? ip - 1 : ip;
-    auto [it, inserted] = impl_->cache.try_emplace(addr);
-    Impl::Resolution& r = it->second;
-    if (!inserted && r.map_version == impl_->map_version) return r.frames;
-
-    Impl::Module* const* found = impl_->module_ranges.find(addr);
-    Impl::Module* module = found != nullptr ? *found : nullptr;
-    const bool still_valid = !inserted && r.module == module;
-    r.map_version = impl_->map_version;
-    if (still_valid) return r.frames;
-
-    r.module = module;
-    r.frames.clear();
-    if (module == nullptr) {
-        r.frames.emplace_back();
-        return r.frames;
-    }
-    impl_->use(*module).symbolize(addr - module->base, r.frames);
-    for (SourceFrame& frame : r.frames) {
-        frame.module = module->path;
-        if (frame.inlined_entry) frame.inlined_entry += module->base;
-    }
-    return r.frames;
+    return impl_->cached(impl_->frames, addr,
+                         [&](std::vector<SourceFrame>& frames, Impl::Module* module) {
+                             if (module == nullptr) {
+                                 frames.emplace_back();
+                                 return;
+                             }
+                             impl_->use(*module).symbolize(addr - module->base, frames);
+                             for (SourceFrame& frame : frames) {
+                                 frame.module = module->path;
+                                 if (frame.inlined_entry) frame.inlined_entry += module->base;
+                             }
+                         });
 }
 
 const std::vector<std::string>& Symbolizer::tail_callees(uint64_t ip) {
     const uint64_t addr = ip != 0 ? ip - 1 : ip;
-    Impl::Module* const* found = impl_->module_ranges.find(addr);
-    Impl::Module* module = found != nullptr ? *found : nullptr;
-    auto [it, inserted] = impl_->tail_callees.try_emplace(addr);
-    Impl::TailCallees& r = it->second;
-    if (!inserted && r.map_version == impl_->map_version) return r.names;
-    r.map_version = impl_->map_version;
-    if (!inserted && r.module == module) return r.names;
-    r.module = module;
-    r.names.clear();
-    if (module == nullptr) return r.names;
-    BinaryFile& file = impl_->use(*module);
-    if (file.readable()) r.names = file.tail_callees(addr - module->base);
-    return r.names;
+    return impl_->cached(impl_->tail_callees, addr,
+                         [&](std::vector<std::string>& names, Impl::Module* module) {
+                             if (module == nullptr) return;
+                             BinaryFile& file = impl_->use(*module);
+                             if (file.readable()) names = file.tail_callees(addr - module->base);
+                         });
 }
 
 const std::string& Symbolizer::module_of(uint64_t ip) {
