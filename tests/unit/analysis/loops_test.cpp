@@ -65,17 +65,22 @@ struct Program {
     }
 };
 
+// One allocation on each path in turn, `times` over, 10 ns apart after `ts`; the last one's time.
+uint64_t in_turn(LoopFinder& f, int times,
+                 std::initializer_list<const std::vector<uint32_t>*> paths, uint64_t ts = 0) {
+    for (int i = 0; i < times; ++i)
+        for (const std::vector<uint32_t>* path : paths)
+            f.on_alloc(1, ts += 10, *path);
+    return ts;
+}
+
 TEST(LoopFinder, OneLoopWithTwoAllocationsPerIteration) {
     Program p;
     p.chains = {{{"train", 11}, {10}}, {{"train", 12}, {10}}};
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto x = p.path({{"main", 50}, {"train", 11}});
     auto y = p.path({{"main", 50}, {"train", 12}});
-    uint64_t ts = 0;
-    for (int i = 0; i < 10; ++i) {
-        f.on_alloc(1, ts += 10, x);
-        f.on_alloc(1, ts += 10, y);
-    }
+    uint64_t ts = in_turn(f, 10, {&x, &y});
     auto loops = f.finish(ts + 1);
     ASSERT_EQ(loops.size(), 1u);
     EXPECT_EQ(loops[0].iterations(), 10u);
@@ -95,11 +100,7 @@ TEST(LoopFinder, FunctionCalledAgainByTheCallersLoopIsTheCallersLoop) {
     auto a = p.path({{"main", 32}, {"step", 5}});
     auto b = p.path({{"main", 32}, {"step", 6}});
     auto after = p.path({{"main", 40}});
-    uint64_t ts = 0;
-    for (int i = 0; i < 6; ++i) {
-        f.on_alloc(1, ts += 10, a);
-        f.on_alloc(1, ts += 10, b);
-    }
+    uint64_t ts = in_turn(f, 6, {&a, &b});
     f.on_alloc(1, ts += 10, after);
     auto loops = f.finish(ts + 100);
     ASSERT_EQ(loops.size(), 1u);
@@ -302,11 +303,7 @@ TEST(LoopFinder, AFunctionCalledAgainIsToldByItsStatementsWhereItsAddressesAreOu
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto a = p.native({{"main", 20, 0x500}, {"step", 5, 0x90}});
     auto b = p.native({{"main", 20, 0x500}, {"step", 6, 0x20}});
-    uint64_t ts = 0;
-    for (int i = 0; i < 8; ++i) {
-        f.on_alloc(1, ts += 10, a);
-        f.on_alloc(1, ts += 10, b);
-    }
+    uint64_t ts = in_turn(f, 8, {&a, &b});
     auto loops = f.finish(ts + 1);
     ASSERT_EQ(loops.size(), 1u);
     EXPECT_EQ(p.calls[loops[0].head].function_name, "main");
@@ -330,11 +327,7 @@ TEST(LoopFinder, ATailCallIsTheSameIterationNotTheCallRunningAgain) {
                     return caller.function_name == "step" && callee.function_name == "update";
                 },
                 nullptr);
-        uint64_t ts = 0;
-        for (int i = 0; i < 8; ++i) {
-            f.on_alloc(1, ts += 10, step);
-            f.on_alloc(1, ts += 10, update);
-        }
+        uint64_t ts = in_turn(f, 8, {&step, &update});
         auto loops = f.finish(ts + 1);
         EXPECT_EQ(loops.size(), 1u);
         EXPECT_EQ(f.loop_of(1, step), 0);
