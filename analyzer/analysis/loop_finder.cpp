@@ -289,7 +289,8 @@ struct LoopFinder::State {
                     if (goes_back(path[d], prev[d])) back_edge(t, thread, ts, path, d, prev[d]);
                 } else if (now.function != before.function && d > 0 && (now.user || before.user) &&
                            calls[path[d - 1]].user &&
-                           !(tail_calls && tail_calls(before, now, tail_calls_context))) {
+                           !(tail_calls &&
+                             tail_calls(calls[path[d - 1]], before, now, tail_calls_context))) {
                     back_edge(t, thread, ts, path, d - 1, path[d - 1]);
                 }
             }

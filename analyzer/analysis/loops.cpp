@@ -103,8 +103,8 @@ struct LoopPass::State {
           site_starts(o.site_locations.size()), passes(o.site_locations.size()) {
         out.warmup = o.warmup;
         finder.set_tail_calls(
-            [](const CallNode& caller, const CallNode& callee, void* table) {
-                return static_cast<SiteTable*>(table)->tail_calls(caller, callee);
+            [](const CallNode& call, const CallNode& caller, const CallNode& callee, void* table) {
+                return static_cast<SiteTable*>(table)->tail_calls(call, caller, callee);
             },
             &s);
     }

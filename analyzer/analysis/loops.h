@@ -84,9 +84,11 @@ public:
     // Says whether a call position sits inside a loop statement; by default the source files.
     using LoopOracle = LoopStatement (*)(const CallNode& node, void* context);
     LoopFinder(const CallTree& calls, LoopOracle oracle = nullptr, void* oracle_context = nullptr);
-    // Says whether `caller`'s function ends in a tail call to `callee`'s (the call position above
-    // then reaches one, then the other, in one pass); by default none does.
-    using TailCalls = bool (*)(const CallNode& caller, const CallNode& callee, void* context);
+    // Says whether the call at `call` reaches `callee` after `caller` in one pass because tail
+    // calls took `caller`'s frame away (`caller` and `callee` are the frames under `call` on two
+    // stacks in a row); by default never.
+    using TailCalls = bool (*)(const CallNode& call, const CallNode& caller, const CallNode& callee,
+                               void* context);
     void set_tail_calls(TailCalls tail_calls, void* context);
     ~LoopFinder();
     LoopFinder(const LoopFinder&) = delete;

@@ -134,12 +134,15 @@ void SiteTable::finish_site(Site& site) {
     }
 }
 
-bool SiteTable::tail_calls(const CallNode& caller, const CallNode& callee) {
-    if (caller.python || callee.python) return false;
+bool SiteTable::tail_calls(const CallNode& call, const CallNode& caller, const CallNode& callee) {
+    if (call.python || caller.python || callee.python) return false;
+    // The symbol table names a clone for itself (frames' names); DWARF names the function.
+    const std::string_view caller_name = without_clone_suffix(caller.function_name);
+    const std::string_view callee_name = without_clone_suffix(callee.function_name);
     const std::vector<std::string>& callees = symbolizer_.tail_callees(caller.pc);
-    // The symbol table names a clone of the callee for itself; DWARF names the function.
-    return std::find(callees.begin(), callees.end(), without_clone_suffix(callee.function_name)) !=
-           callees.end();
+    if (std::find(callees.begin(), callees.end(), callee_name) != callees.end()) return true;
+    const std::string& called = symbolizer_.direct_callee(call.pc);
+    return !called.empty() && called == caller_name && callee_name != caller_name;
 }
 
 uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {

@@ -56,9 +56,12 @@ public:
     const Site& site(uint32_t id) const { return sites_[id]; }
     size_t size() const { return sites_.size(); }
     const CallTree& calls() const { return calls_; }
-    // Whether native frame `caller`'s function ends in a tail call to `callee`'s, whose stacks
-    // then lack `caller` (symbolize/tail_calls.h). Python makes no tail calls.
-    bool tail_calls(const CallNode& caller, const CallNode& callee);
+    // Whether `callee` follows `caller` under the native frame `call` in one call because tail
+    // calls took `caller`'s frame away (symbolize/call_sites.h): `caller`'s function ends in a
+    // tail call to `callee`'s, or `call` calls `caller`'s function by name and finds another one
+    // there, which only tail calls (a chain of them, or one through a pointer) can have put
+    // there. Python makes no tail calls.
+    bool tail_calls(const CallNode& call, const CallNode& caller, const CallNode& callee);
 
 private:
     uint32_t trimmed_native(uint32_t node);

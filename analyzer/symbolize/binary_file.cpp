@@ -1,6 +1,6 @@
 #include "binary_file.h"
 
-#include "tail_calls.h"
+#include "call_sites.h"
 
 #include <gelf.h>
 
@@ -143,10 +143,31 @@ std::vector<std::string> BinaryFile::tail_callees(uint64_t vaddr) {
     std::vector<Dwarf_Die> chain = scopes_at(vaddr, bias);
     if (chain.empty()) return names;
     for (Dwarf_Die& callee : tail_call_targets(chain[0])) {
-        const std::string& name = names_.function_name(callee);
-        if (!name.empty()) names.push_back(name);
+        std::string name = frame_name(callee, bias);
+        if (!name.empty()) names.push_back(std::move(name));
     }
     return names;
+}
+
+std::string BinaryFile::direct_callee(uint64_t vaddr) {
+    if (module_ == nullptr) return {};
+    Dwarf_Addr bias = 0;
+    std::vector<Dwarf_Die> chain = scopes_at(vaddr, bias);
+    Dwarf_Die callee;
+    if (chain.empty() || !analyzer::direct_callee(chain[0], vaddr + 1 - bias, callee)) return {};
+    return frame_name(callee, bias);
+}
+
+std::string BinaryFile::frame_name(Dwarf_Die function, Dwarf_Addr bias) {
+    // DWARF names a function of internal linkage (static, or in an anonymous namespace) without
+    // its parameters, where its symbol, and so its frames, have them.
+    Dwarf_Addr entry = 0;
+    if (dwarf_lowpc(&function, &entry) == 0) {
+        if (!symbols_) symbols_ = std::make_unique<SymbolTable>(module_);
+        const std::string& symbol = symbols_->function_at(entry + bias);
+        if (!symbol.empty()) return symbol;
+    }
+    return names_.function_name(function);
 }
 
 } // namespace gpuleak::analyzer

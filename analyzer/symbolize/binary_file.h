@@ -40,13 +40,18 @@ public:
     // and inlined are filled in; at least one frame is always appended.
     void symbolize(uint64_t vaddr, std::vector<SourceFrame>& out);
     // The names (as symbolize gives them) of the functions that the function holding `vaddr` ends
-    // in with a tail call (symbolize/tail_calls.h).
+    // in with a tail call (symbolize/call_sites.h).
     std::vector<std::string> tail_callees(uint64_t vaddr);
+    // The name of the function that the call returning to `vaddr` + 1 calls, if it calls it
+    // directly (symbolize/call_sites.h); "" otherwise.
+    std::string direct_callee(uint64_t vaddr);
 
 private:
     // The function and the inlined bodies holding `vaddr`, outermost first (scope_chain.h);
     // `bias`: DWARF's addresses are the module's minus it.
     std::vector<Dwarf_Die> scopes_at(uint64_t vaddr, Dwarf_Addr& bias);
+    // A function's name as its frames have it: its symbol's where it has code of its own.
+    std::string frame_name(Dwarf_Die function, Dwarf_Addr bias);
 
     Dwfl* dwfl_ = nullptr;
     Dwfl_Module* module_ = nullptr;

@@ -49,6 +49,7 @@ struct Symbolizer::Impl {
     // By looked-up address.
     std::unordered_map<uint64_t, Cached<std::vector<SourceFrame>>> frames;
     std::unordered_map<uint64_t, Cached<std::vector<std::string>>> tail_callees;
+    std::unordered_map<uint64_t, Cached<std::string>> direct_callees;
     std::vector<std::string> warnings;
     std::unordered_set<std::string> warned;
 
@@ -156,6 +157,15 @@ const std::vector<std::string>& Symbolizer::tail_callees(uint64_t ip) {
                              BinaryFile& file = impl_->use(*module);
                              if (file.readable()) names = file.tail_callees(addr - module->base);
                          });
+}
+
+const std::string& Symbolizer::direct_callee(uint64_t return_address) {
+    const uint64_t addr = return_address != 0 ? return_address - 1 : return_address;
+    return impl_->cached(impl_->direct_callees, addr, [&](std::string& name, Impl::Module* module) {
+        if (module == nullptr) return;
+        BinaryFile& file = impl_->use(*module);
+        if (file.readable()) name = file.direct_callee(addr - module->base);
+    });
 }
 
 const std::string& Symbolizer::module_of(uint64_t ip) {

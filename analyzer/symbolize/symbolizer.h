@@ -53,9 +53,12 @@ public:
     const std::vector<SourceFrame>& resolve(uint64_t ip, bool is_return_address = true);
 
     // The functions that the function holding `ip` (a return address) ends in with a tail call:
-    // its frame is gone from their stacks (symbolize/tail_calls.h). Named as frames are; empty
+    // its frame is gone from their stacks (symbolize/call_sites.h). Named as frames are; empty
     // where DWARF does not say (no call sites before -O1, no debug info, no module).
     const std::vector<std::string>& tail_callees(uint64_t ip);
+    // The function that the call returning to `return_address` calls, named as frames are, when
+    // the call names it: "" for a call through a pointer, or where DWARF does not say.
+    const std::string& direct_callee(uint64_t return_address);
 
     // The module path an address falls in, "" if none. Opens no file, so it is cheap enough for
     // trimming the tracer's own frames.

@@ -199,6 +199,48 @@ TEST(Verdicts, WarmupSkipsTheFirstIterations) {
     EXPECT_TRUE(leaks(rep).empty());
 }
 
+// tests/scenarios/tail_call_scenarios.cpp, built at -O2: a step that allocates, then ends in a
+// tail call its DWARF cannot name (through a vtable, or to a function that tail-calls on).
+void expect_one_iteration_per_step(const std::string& scenario, const std::string& step,
+                                   const std::string& tail_callee, double kept_per_step) {
+    RunResult r = run({Paths::app("tail_call_scenarios"), scenario});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(r.traces.size(), 1u) << r.output;
+    Json rep = report(r.traces[0]);
+    auto named = [](const Json& site, const std::string& part) {
+        for (const auto& f : site["frames"])
+            if (f["function"].is_string() &&
+                f["function"].get<std::string>().find(part) != std::string::npos)
+                return true;
+        return false;
+    };
+    const Json* kept = nullptr;
+    bool tail_called = false;
+    for (const auto& s : rep["sites"]) {
+        if (named(s, step) && s["largest_bytes"] == kept_per_step)
+            kept = &s;
+        else
+            EXPECT_EQ(s["verdict"], "transient") << s.dump(1);
+        tail_called = tail_called || (named(s, tail_callee) && !named(s, step));
+    }
+    ASSERT_NE(kept, nullptr) << rep["sites"].dump(1);
+    if (!tail_called)
+        GTEST_SKIP() << "this build kept " << step << "'s frame under " << tail_callee
+                     << " (no tail call was compiled), so there is nothing to test";
+    ASSERT_EQ(rep["loops"].size(), 1u) << rep["loops"].dump(1);
+    EXPECT_EQ(rep["loops"][0]["iterations"], 40);
+    EXPECT_EQ((*kept)["verdict"], "leak") << kept->dump(1);
+    expect_rate(*kept, kept_per_step);
+}
+
+TEST(Verdicts, AStepEndingInAVirtualCallIsOneIteration) {
+    expect_one_iteration_per_step("virtual_tail", "virtual_step", "::forward(int)", 4096);
+}
+
+TEST(Verdicts, AStepEndingInAChainOfTailCallsIsOneIteration) {
+    expect_one_iteration_per_step("chain_tail", "chain_step", "apply(int)", 8192);
+}
+
 TEST(Hints, ForwardPassRetained) {
     Json rep = scenario("forward_leak");
     EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], "forward pass"))

@@ -323,8 +323,10 @@ TEST(LoopFinder, ATailCallIsTheSameIterationNotTheCallRunningAgain) {
         LoopFinder f(p.calls, &Program::oracle, &p);
         if (told)
             f.set_tail_calls(
-                [](const CallNode& caller, const CallNode& callee, void*) {
-                    return caller.function_name == "step" && callee.function_name == "update";
+                [](const CallNode& call, const CallNode& caller, const CallNode& callee, void*) {
+                    // Asked about the frames under main's call, in the order they came.
+                    return call.function_name == "main" && caller.function_name == "step" &&
+                           callee.function_name == "update";
                 },
                 nullptr);
         uint64_t ts = in_turn(f, 8, {&step, &update});

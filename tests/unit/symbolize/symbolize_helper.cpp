@@ -60,6 +60,29 @@ ends_in_a_tail_call(Capture* capture) {
     record_return_address(capture);
 }
 
+namespace {
+
+// Internal linkage: DWARF names these without their parameters, their symbols with them.
+HELPER_NOINLINE void record_here(Capture* capture) {
+    capture->return_address = __builtin_return_address(0);
+}
+
+__attribute__((optimize("optimize-sibling-calls"), noipa)) void
+ends_in_an_internal_tail_call(Capture* capture) {
+    capture->line = __LINE__ + 1;
+    record_here(capture);
+}
+
+} // namespace
+
+void (*volatile g_record_through)(Capture*) = record_here;
+
+HELPER_NOINLINE void calls_direct_and_indirect(Capture* direct, Capture* indirect) {
+    record_here(direct);
+    g_record_through(indirect);
+    direct->line = indirect->line = 0;
+}
+
 } // namespace gpuleak_test
 
 extern "C" {
@@ -82,6 +105,15 @@ void gpuleak_helper_one_call_twice(gpuleak_test::Capture* captures) {
 
 void* gpuleak_helper_tail_caller_entry() {
     return reinterpret_cast<void*>(&gpuleak_test::ends_in_a_tail_call);
+}
+
+void gpuleak_helper_direct_and_indirect(gpuleak_test::Capture* direct,
+                                        gpuleak_test::Capture* indirect) {
+    gpuleak_test::calls_direct_and_indirect(direct, indirect);
+}
+
+void* gpuleak_helper_internal_tail_caller_entry() {
+    return reinterpret_cast<void*>(&gpuleak_test::ends_in_an_internal_tail_call);
 }
 
 void* gpuleak_helper_direct_entry() {

@@ -31,6 +31,12 @@ GPULEAK_HELPER_API void gpuleak_helper_one_call_twice(gpuleak_test::Capture* cap
 // The entry address of a function that ends in a tail call to the function recording return
 // addresses.
 GPULEAK_HELPER_API void* gpuleak_helper_tail_caller_entry();
+// Calls a function of internal linkage directly, then through a pointer: each records its return
+// address.
+GPULEAK_HELPER_API void gpuleak_helper_direct_and_indirect(gpuleak_test::Capture* direct,
+                                                           gpuleak_test::Capture* indirect);
+// The entry address of a function of internal linkage that ends in a tail call to another.
+GPULEAK_HELPER_API void* gpuleak_helper_internal_tail_caller_entry();
 // The entry address of the function behind gpuleak_helper_direct.
 GPULEAK_HELPER_API void* gpuleak_helper_direct_entry();
 
@@ -39,4 +45,5 @@ using GpuleakHelperInlinedFn = int (*)(gpuleak_test::Capture*, int*);
 using GpuleakHelperInlinedTwiceFn = int (*)(gpuleak_test::Capture*, gpuleak_test::Capture*);
 using GpuleakHelperEntryFn = void* (*)();
 using GpuleakHelperCapturesFn = void (*)(gpuleak_test::Capture*);
+using GpuleakHelperTwoCapturesFn = void (*)(gpuleak_test::Capture*, gpuleak_test::Capture*);
 }

@@ -25,6 +25,8 @@ struct Helper {
     GpuleakHelperEntryFn direct_entry = nullptr;
     GpuleakHelperEntryFn tail_caller_entry = nullptr;
     GpuleakHelperCapturesFn one_call_twice = nullptr;
+    GpuleakHelperTwoCapturesFn direct_and_indirect = nullptr;
+    GpuleakHelperEntryFn internal_tail_caller_entry = nullptr;
 };
 
 // Loaded once per process and never closed: the addresses the tests resolve must stay mapped.
@@ -49,8 +51,12 @@ const Helper& helper(const std::string& path) {
         reinterpret_cast<GpuleakHelperEntryFn>(dlsym(handle, "gpuleak_helper_tail_caller_entry"));
     h.one_call_twice =
         reinterpret_cast<GpuleakHelperCapturesFn>(dlsym(handle, "gpuleak_helper_one_call_twice"));
+    h.direct_and_indirect = reinterpret_cast<GpuleakHelperTwoCapturesFn>(
+        dlsym(handle, "gpuleak_helper_direct_and_indirect"));
+    h.internal_tail_caller_entry = reinterpret_cast<GpuleakHelperEntryFn>(
+        dlsym(handle, "gpuleak_helper_internal_tail_caller_entry"));
     if (!h.direct || !h.inlined || !h.inlined_twice || !h.direct_entry || !h.tail_caller_entry ||
-        !h.one_call_twice)
+        !h.one_call_twice || !h.direct_and_indirect || !h.internal_tail_caller_entry)
         throw std::runtime_error("helper entry points missing in " + path);
     return h;
 }
@@ -209,6 +215,44 @@ TEST(Symbolizer, NamesTheFunctionsAFunctionEndsInWithATailCall) {
     Symbolizer stripped;
     stripped.add_module(plain.module);
     EXPECT_TRUE(stripped.tail_callees(address(plain.tail_caller_entry()) + 1).empty());
+}
+
+// A function of internal linkage: DWARF names it without its parameters, its frames with them.
+constexpr const char* kRecordHere =
+    "gpuleak_test::(anonymous namespace)::record_here(gpuleak_test::Capture*)";
+
+TEST(Symbolizer, NamesTheFunctionsAFunctionOfInternalLinkageEndsInWithATailCallAsItsFramesDo) {
+    const Helper& h = with_debug();
+    Symbolizer symbolizer;
+    symbolizer.add_module(h.module);
+    EXPECT_EQ(symbolizer.tail_callees(address(h.internal_tail_caller_entry()) + 1),
+              std::vector<std::string>{kRecordHere});
+}
+
+// Where a call names the function it calls, a frame of another function right under it can only
+// be there through a tail call of that function's.
+TEST(Symbolizer, NamesTheFunctionADirectCallCallsAsItsFramesDo) {
+    const Helper& h = with_debug();
+    gpuleak_test::Capture direct, indirect;
+    h.direct_and_indirect(&direct, &indirect);
+    Symbolizer symbolizer;
+    symbolizer.add_module(h.module);
+    ASSERT_NE(direct.return_address, nullptr);
+    EXPECT_EQ(symbolizer.direct_callee(address(direct.return_address)), kRecordHere);
+    // The frames of the function called say the same.
+    gpuleak_test::Capture inner;
+    h.direct(&inner);
+    EXPECT_EQ(symbolizer.direct_callee(address(inner.return_address)),
+              "gpuleak_test::record_return_address(gpuleak_test::Capture*)");
+    // Through a pointer, the call does not say.
+    EXPECT_EQ(symbolizer.direct_callee(address(indirect.return_address)), "");
+    // Nor does an address that is no call's return address, nor code without DWARF.
+    EXPECT_EQ(symbolizer.direct_callee(address(h.direct_entry()) + 1), "");
+    const Helper& plain = without_debug();
+    plain.direct_and_indirect(&direct, &indirect);
+    Symbolizer stripped;
+    stripped.add_module(plain.module);
+    EXPECT_EQ(stripped.direct_callee(address(direct.return_address)), "");
 }
 
 TEST(Symbolizer, FunctionEntryIsLookedUpAsIsUnlessItIsAReturnAddress) {
