@@ -106,6 +106,19 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                     "loop (e.g. per cross-validation fold) stays alive; del it, then "
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
+        if (s.verdict == Verdict::Retained && s.held_through >= 0 &&
+            static_cast<size_t>(s.held_through) < report.loops.size()) {
+            const LoopSummary& later = report.loops[s.held_through];
+            Frame head;
+            head.file = later.file;
+            head.line = later.loop_line ? later.loop_line : later.line;
+            s.hints.push_back(
+                "not counted as a leak: made by a loop that frees nothing while it runs (building "
+                "a model's layers, say), then held unchanged through the later loop at " +
+                frame_location(head) +
+                "; if that first loop runs over data (batches, samples), it is a leak: keep only "
+                "what you need of each item");
+        }
         if (s.verdict == Verdict::Leak && s.loop >= 0 && loops.loops[s.loop].source == "threads") {
             const Loop& rounds = loops.loops[s.loop];
             uint64_t per_round = (s.allocations + rounds.iterations() - 1) / rounds.iterations();

@@ -66,6 +66,9 @@ struct SiteStats {
     double growth_bytes_per_iteration = 0;
     double confidence = 0;          // R^2 of the fit behind a leak, accumulation or growth verdict
     uint64_t accumulated_bytes = 0; // accumulation: the most it held before releasing it
+    // Retained as what a loop that only builds made (analysis/verdicts.h): the later loop (index
+    // into Report::loops) it was held unchanged through; -1 otherwise.
+    int64_t held_through = -1;
     // Live when the program's last allocation came (what its exit then frees is still held).
     uint64_t live_at_teardown = 0, live_bytes_at_teardown = 0;
     std::vector<std::string> hints;

@@ -301,6 +301,40 @@ void forgive_leaks_cut_by_the_end(const std::vector<SiteLoopStats>& pairs, const
     }
 }
 
+// See verdicts.h: the leaks of a loop that only builds are retained.
+void settle_setup_loops(const std::vector<SiteLoopStats>& pairs, const Loops& loops,
+                        std::vector<Judgement>& judged) {
+    // Per loop: whether something made in it, in a loop nested in it or in one it is nested in
+    // (a step that frees, whose inner loop over micro-batches keeps) was freed while it ran.
+    std::vector<bool> freed(loops.loops.size(), false), frees(loops.loops.size(), false);
+    for (const SiteLoopStats& p : pairs)
+        if (p.loop >= 0 && p.freed_while_looping) freed[p.loop] = true;
+    auto within = [](const Loop& inner, const Loop& outer) {
+        return inner.thread == outer.thread && inner.starts.front() >= outer.starts.front() &&
+               inner.end_ts <= outer.end_ts;
+    };
+    for (const Loop& q : loops.loops)
+        if (freed[q.id])
+            for (const Loop& l : loops.loops)
+                if (within(q, l) || within(l, q)) frees[l.id] = true;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        const SiteLoopStats& p = pairs[i];
+        if (judged[i].verdict != Verdict::Leak || p.loop < 0) continue;
+        const Loop& l = loops.loops[p.loop];
+        if (l.source != "inferred" || frees[l.id] || l.runs_to_end) continue;
+        const Loop* held_through = nullptr; // the one with most allocations: the main work
+        for (const Loop& later : loops.loops)
+            if (later.id != l.id && later.thread == l.thread && later.starts.front() >= l.end_ts &&
+                later.iterations() >= 3 && later.allocations >= l.allocations &&
+                (!held_through || later.allocations > held_through->allocations))
+                held_through = &later;
+        if (!held_through) continue;
+        judged[i] = Judgement{};
+        judged[i].verdict = Verdict::Retained;
+        judged[i].held_through = held_through->id;
+    }
+}
+
 } // namespace
 
 void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops, Report& report) {
@@ -317,6 +351,7 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
             judged[i].verdict = p.teardown_count ? Verdict::Retained : Verdict::Transient;
     }
     forgive_leaks_cut_by_the_end(pairs, loops, judged);
+    settle_setup_loops(pairs, loops, judged);
     for (size_t i = 0; i < pairs.size(); ++i) {
         const SiteLoopStats& p = pairs[i];
         if (p.site >= report.sites.size()) continue;
@@ -343,6 +378,7 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
         s.growth_bytes_per_iteration = j.growth_bytes_per_iteration;
         s.confidence = j.confidence;
         s.accumulated_bytes = j.accumulated_bytes;
+        s.held_through = j.held_through;
         s.loop = p->loop;
         s.first_iteration = p->first_iteration;
         s.outlived = p->outlived;

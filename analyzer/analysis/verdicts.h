@@ -18,9 +18,16 @@
 // memory at the teardown are retained, the rest transient. Memory allocated outside every loop is
 // retained if it is held at the teardown and transient otherwise; without any loop in the trace
 // nothing is judged (verdict "none"). A site's verdict is the most severe of its pairs (one per
-// thread it allocated in), with one exception: a leak in a loop that other threads ran too, where
+// thread it allocated in), with two exceptions: a leak in a loop that other threads ran too, where
 // the same site rose as far in one of them and was released before this loop began, is what it is
-// there (the end of the trace cut it short: a pool's worker in the last epoch).
+// there (the end of the trace cut it short: a pool's worker in the last epoch). And one in a
+// loop that only builds is retained: a loop found in the stacks in which nothing made while it ran
+// (in it, in loops nested in it or in those it nests in) was freed before it ended, followed on its
+// thread by a loop of at least three iterations and as many allocations that ran with it held
+// unchanged. That is how a model's layers are built (`for i in range(n_layers):
+// layers.append(Block())`), bounded by a count of configuration rather than of data; a loop over
+// data that frees nothing (an evaluation keeping every output with its graph, run before the
+// training) reads the same, and its hint says so.
 #pragma once
 
 #include <vector>
@@ -38,6 +45,8 @@ struct Judgement {
     double growth_bytes_per_iteration = 0;
     double confidence = 0;
     uint64_t accumulated_bytes = 0;
+    // Retained as a setup loop's build (see above): the later loop it was held unchanged through.
+    int64_t held_through = -1;
 };
 
 Judgement judge(const SiteLoopStats& pair, const Loop& loop, uint32_t warmup);

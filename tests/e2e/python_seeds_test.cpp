@@ -191,6 +191,22 @@ TEST_P(PythonSeeds, LeakInTheFirstOfTwoLoops) {
     EXPECT_GE(rep["loops"].size(), 2u) << rep["loops"].dump(1);
 }
 
+// Built in a loop (a comprehension: a function of its own before 3.12), kept, then trained with.
+TEST_P(PythonSeeds, BlocksBuiltInALoopBeforeTrainingAreNoLeak) {
+    Json rep = run_seed(GetParam(), "layers_then_training");
+    EXPECT_EQ(leak_headlines(rep), (std::set<std::pair<std::string, int>>{}))
+        << rep["sites"].dump(1);
+    const Json* blocks = nullptr;
+    for (const auto& s : rep["sites"])
+        if (python_headline(s).first == "__init__" && s["live_count_at_teardown"] == 6) blocks = &s;
+    ASSERT_NE(blocks, nullptr) << rep["sites"].dump(1);
+    EXPECT_EQ((*blocks)["verdict"], "retained") << blocks->dump(1);
+    bool hinted = false;
+    for (const auto& h : (*blocks)["hints"])
+        hinted = hinted || h.get<std::string>().find("frees nothing") != std::string::npos;
+    EXPECT_TRUE(hinted) << blocks->dump(1);
+}
+
 TEST_P(PythonSeeds, OutputsKeptInTheSecondOfTwoEvaluations) {
     Json rep = run_seed(GetParam(), "items_then_outputs");
     EXPECT_EQ(leak_headlines(rep), marked_lines("items_then_outputs")) << rep["sites"].dump(1);

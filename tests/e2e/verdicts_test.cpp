@@ -191,6 +191,16 @@ TEST(Verdicts, ReplicasOfWorkersStartedPerEpochFreedAfterTheNextEpochAreRetained
     EXPECT_EQ(rep["loops"][kept["loop"].get<size_t>()]["source"], "threads");
 }
 
+TEST(Verdicts, LayersBuiltInALoopBeforeTrainingAreRetained) {
+    Json rep = scenario("layers_then_training");
+    EXPECT_EQ(leaks(rep), std::vector<std::string>{}) << rep["sites"].dump(1);
+    const Json& layers = site(rep, "build_layer");
+    EXPECT_EQ(layers["verdict"], "retained") << layers.dump(1);
+    EXPECT_EQ(layers["live_count_at_teardown"], 6);
+    EXPECT_TRUE(has_hint(layers["hints"], "frees nothing")) << layers.dump(1);
+    EXPECT_EQ(site(rep, "copy_input")["verdict"], "transient");
+}
+
 TEST(Verdicts, WarmupSkipsTheFirstIterations) {
     Json rep = scenario("caching_growth", {"--warmup", "5"});
     EXPECT_EQ(rep["iterations"]["warmup"], 5);

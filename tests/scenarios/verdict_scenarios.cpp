@@ -1,34 +1,37 @@
 // Loops with known iteration behaviour, one per argv[1], for the verdict and hint tests
 // (tests/e2e/verdicts_test.cpp). Every iteration allocates an input copy and a workspace first (the
 // loop body's "once per iteration" sites), so iterations can be inferred as in a real training
-// loop. Ground truth (30 iterations unless said otherwise):
-//   leak_every_iteration  keep_output        1000003 B kept every iteration        leak, 1000003
-//   B/iter leak_every_third      keep_every_third   3000000 B kept every 3rd iteration    leak,
-//   1000000 B/iter two_rates             fast_leak 1000000 every iteration, slow_leak 4000000 every
-//   4th: leaks, 1 MB/iter each lru_cache             cache_insert       500000 B, at most 4 kept
-//   retained sawtooth              accumulate_grad    700000 B, all freed every 4th iteration
-//   retained kept_past_loop        last_output        800000 B, the previous one freed retained
-//   growing               grow_buffer        100000*(i+1) B, one live at a time    growth, 100000
-//   B/iter per_fold              build_encoder 6000000 + build_head 2000000 per fold, 5 folds x 6
-//   batches: leak forward_leak          forward            1200000 B output kept leak +
-//   forward-pass hint torch_load_rank       torch_load         50000000 B on device 0, kept
-//   retained + map_location hint (LOCAL_RANK=1) eval_no_grad          train_step / evaluate:
-//   activations of 10000000 B; evaluation keeps all of its
-//                         batch's graph until the batch ends                        eval-vs-train
-//                         hint
-//   caching_growth        c10::cuda::CUDACachingAllocator::malloc: 2 MiB segments, one 20 MiB
-//   segment for a
-//                         rare large batch (iteration 20), kept caching-allocator hint
-//   clean                 everything freed each iteration                           transient only
-//   thread_per_iteration  a thread started and joined per iteration: thread_scratch 300000 B
-//                         freed in it (transient), thread_result 600000 B kept (leak, 600000
-//                         B/iter)
-//   thread_per_iteration_bounded  the same, each result freed in the next iteration (retained)
-//   workers_per_epoch     5 epochs, each running 3 worker threads with a loop of their own:
-//                         worker_replica 2000000 B allocated before the worker's loop and kept
-//                         (leak, 6000000 B/epoch); the workers' loop bodies transient
-//   workers_per_epoch_bounded  the same, each epoch's replicas freed after the next epoch's
-//                         workers are joined (retained)
+// loop. Ground truth, per scenario (30 iterations unless said otherwise):
+//
+// - leak_every_iteration: keep_output keeps 1000003 B every iteration: leak, 1000003 B/iter.
+// - leak_every_third: keep_every_third keeps 3000000 B every 3rd iteration: leak, 1000000 B/iter.
+// - leak_every_tenth_first: keep_every_tenth keeps 5000000 B every 10th of 300 iterations, first
+//   in the iteration: leak, 500000 B/iter.
+// - two_rates: fast_leak 1000000 B every iteration, slow_leak 4000000 B every 4th: leaks, 1 MB/iter
+//   each.
+// - lru_cache: cache_insert 500000 B, at most 4 kept: retained.
+// - sawtooth: accumulate_grad 700000 B, all freed every 4th iteration: retained.
+// - kept_past_loop: last_output 800000 B, the previous one freed: retained.
+// - growing: grow_buffer 100000*(i+1) B, one live at a time: growth, 100000 B/iter.
+// - per_fold: build_encoder 6000000 B + build_head 2000000 B per fold, 5 folds x 6 batches: leaks.
+// - layers_then_training: build_layer 2000000 B, six layers built in a loop and kept, then 30
+//   training steps: retained (the layers are the model), with the "frees nothing" hint.
+// - forward_leak: forward's 1200000 B output kept: leak + forward-pass hint.
+// - torch_load_rank: torch_load 50000000 B on device 0, kept: retained + map_location hint (with
+//   LOCAL_RANK=1).
+// - eval_no_grad: train_step / evaluate, activations of 10000000 B; evaluation keeps all of its
+//   batch's graph until the batch ends: eval-vs-train hint.
+// - caching_growth: c10::cuda::CUDACachingAllocator::malloc, 2 MiB segments, one 20 MiB segment
+//   for a rare large batch (iteration 20), kept: caching-allocator hint.
+// - clean: everything freed each iteration: transient only.
+// - thread_per_iteration: a thread started and joined per iteration: thread_scratch 300000 B
+//   freed in it (transient), thread_result 600000 B kept (leak, 600000 B/iter).
+// - thread_per_iteration_bounded: the same, each result freed in the next iteration: retained.
+// - workers_per_epoch: 5 epochs, each running 3 worker threads with a loop of their own:
+//   worker_replica 2000000 B allocated before the worker's loop and kept (leak, 6000000
+//   B/epoch); the workers' loop bodies transient.
+// - workers_per_epoch_bounded: the same, each epoch's replicas freed after the next epoch's
+//   workers are joined: retained.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -99,6 +102,9 @@ NOINLINE void* build_encoder() {
     return MUST_ALLOC(6000000);
 }
 NOINLINE void* build_head() {
+    return MUST_ALLOC(2000000);
+}
+NOINLINE void* build_layer() {
     return MUST_ALLOC(2000000);
 }
 NOINLINE void* forward() {
@@ -274,6 +280,11 @@ int main(int argc, char** argv) {
             for (int b = 0; b < 6; ++b)
                 iteration_body();
         }
+    } else if (is("layers_then_training")) {
+        for (int layer = 0; layer < 6; ++layer)
+            g_kept.push_back(build_layer());
+        for (int i = 0; i < n; ++i)
+            iteration_body();
     } else if (is("forward_leak")) {
         for (int i = 0; i < n; ++i)
             iteration_body(), g_kept.push_back(forward());

@@ -115,6 +115,7 @@ void LoopLifetimes::on_free(const Allocation& a, uint64_t ts, bool) {
     bool cut_short = p.loop >= 0 && ended_[p.loop] && loops_.loops[p.loop].runs_to_end &&
                      a.iteration == loops_.loops[p.loop].iterations();
     if (iteration(p.loop) > a.iteration && !cut_short) p.outlived += 1;
+    if (p.loop >= 0 && !ended_[p.loop]) p.freed_while_looping += 1;
     if (a.iteration == p.last_birth) p.live_born_last -= 1;
     p.live_count -= 1;
     p.live_bytes -= a.size;

@@ -25,6 +25,7 @@ struct SiteLoopStats {
     uint64_t live_count = 0, live_bytes = 0;
     int64_t first_iteration = -1;
     uint64_t outlived = 0; // allocations freed after the iteration that made them, or never
+    uint64_t freed_while_looping = 0; // allocations freed before its loop's last iteration ended
     // Sparse: a sample at the end of an iteration in which the pair changed, unless it ended where
     // the previous sample (or 0) left it. Values hold until the next sample.
     SampleSeries series;

@@ -102,6 +102,78 @@ TEST(Verdicts, LeakInTheFirstLoopStaysALeakWhileASecondLoopRuns) {
     EXPECT_EQ(r.sites[2].verdict, Verdict::Transient);
 }
 
+// A loop of 6 iterations (100..600) keeps what each makes (site 0: a model's layers), then a
+// training loop of 30 (1000..3900, site 1 transient) runs with it unchanged; kept to the end.
+struct BuildThenTrain {
+    bool build_frees = false;    // the build loop also frees something it made (site 2)
+    bool nested_in_free = false; // the build loop runs inside an outer loop (0..800) that frees
+    bool training = true;        // the later loop is there
+    uint64_t training_allocations = 60;
+    std::string build_source = "inferred";
+};
+
+Report build_then_train(const BuildThenTrain& o) {
+    std::vector<Loop> loops = {make_loop(0, 1, 100, 100, 6, 700, false)};
+    loops[0].source = o.build_source;
+    loops[0].allocations = 6;
+    std::vector<std::pair<uint32_t, uint32_t>> sites = {{0, 0}, {2, 0}};
+    if (o.training) {
+        loops.push_back(make_loop(1, 1, 1000, 100, 30, 4000, false));
+        loops.back().allocations = o.training_allocations;
+        sites.push_back({1, 1});
+    }
+    if (o.nested_in_free) {
+        loops.push_back(make_loop(static_cast<uint32_t>(loops.size()), 1, 50, 400, 2, 800, false));
+        sites.push_back({3, static_cast<uint32_t>(loops.size() - 1)});
+    }
+    Program run(with(loops, sites, 5000));
+    if (o.nested_in_free) {
+        run.free(60, run.alloc(55, 3));
+        run.free(460, run.alloc(455, 3));
+    }
+    for (int i = 0; i < 6; ++i) {
+        uint64_t t = 100 + i * 100;
+        run.alloc(t + 1, 0, 1 << 20);
+        if (o.build_frees && i == 3) run.free(t + 3, run.alloc(t + 2, 2));
+    }
+    if (o.training)
+        for (int i = 0; i < 30; ++i) {
+            uint64_t t = 1000 + i * 100;
+            run.free(t + 2, run.alloc(t + 1, 1));
+        }
+    run.alloc(4500, 4); // after every loop: the program goes on
+    return run.finish(6000);
+}
+
+TEST(Verdicts, WhatALoopThatOnlyBuildsKeepsIsRetainedWhileALaterLoopRunsWithItUnchanged) {
+    Report built = build_then_train({});
+    EXPECT_EQ(built.sites[0].verdict, Verdict::Retained);
+    EXPECT_EQ(built.sites[0].held_through, 1);
+    EXPECT_EQ(built.sites[0].live_at_teardown, 6u);
+    EXPECT_EQ(built.sites[1].verdict, Verdict::Transient);
+    // A loop that frees something it made is not building alone: what it keeps leaks.
+    BuildThenTrain frees;
+    frees.build_frees = true;
+    Report r = build_then_train(frees);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Leak);
+    EXPECT_EQ(r.sites[0].held_through, -1);
+    // Nor is one that runs inside a loop that frees (micro-batches of a step).
+    BuildThenTrain nested;
+    nested.nested_in_free = true;
+    EXPECT_EQ(build_then_train(nested).sites[0].verdict, Verdict::Leak);
+    // Nothing ran with it held unchanged, or less than the build did.
+    BuildThenTrain alone;
+    alone.training = false;
+    EXPECT_EQ(build_then_train(alone).sites[0].verdict, Verdict::Leak);
+    BuildThenTrain shorter;
+    shorter.training_allocations = 5;
+    EXPECT_EQ(build_then_train(shorter).sites[0].verdict, Verdict::Leak);
+    // Marked iterations are the user's word that each one is a step.
+    BuildThenTrain marked;
+    marked.build_source = "markers";
+    EXPECT_EQ(build_then_train(marked).sites[0].verdict, Verdict::Leak);
+}
+
 TEST(Verdicts, ReleasedAfterItsLoopWhileTheProgramGoesOnIsAnAccumulation) {
     Program run(with(
         {make_loop(0, 1, 100, 100, 30, 3100, false), make_loop(1, 1, 4000, 100, 10, 5001, true)},
