@@ -16,6 +16,9 @@ struct CallNode {
     uint32_t parent = 0;   // 0 = root
     uint32_t function = 0; // dense id of (file, function); equal ids are one function
     uint64_t pc = 0;       // native return address or Python byte offset, within `function`
+    // Native: a return address in `function` itself, where `pc` is an inlined body's entry (which
+    // may be the function's first byte, so that pc - 1 lies in another); else `pc`.
+    uint64_t return_address = 0;
     bool python = false;
     bool user = false;
     std::string function_name, file; // for naming loops
@@ -25,8 +28,9 @@ struct CallNode {
 class CallTree {
 public:
     CallTree() { nodes_.push_back({}); }
+    // `return_address`: CallNode's (0: `pc`); that of the first frame to make the node.
     uint32_t node(uint32_t parent, const std::string& function, const std::string& file, int line,
-                  uint64_t pc, bool python, bool user);
+                  uint64_t pc, bool python, bool user, uint64_t return_address = 0);
     const CallNode& operator[](uint32_t id) const { return nodes_[id]; }
     size_t size() const { return nodes_.size(); }
 

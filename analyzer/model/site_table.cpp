@@ -129,7 +129,8 @@ void SiteTable::finish_site(Site& site) {
         const Frame& f = site.frames[i];
         bool user = any_user ? f.origin == FrameOrigin::User
                              : !f.function.empty() && f.origin != FrameOrigin::Runtime;
-        parent = calls_.node(parent, f.function, f.file, f.line, f.position, f.python, user);
+        parent =
+            calls_.node(parent, f.function, f.file, f.line, f.position, f.python, user, f.pc);
         site.path.push_back(parent);
     }
 }
@@ -139,7 +140,7 @@ bool SiteTable::tail_calls(const CallNode& call, const CallNode& caller, const C
     // The symbol table names a clone for itself (frames' names); DWARF names the function.
     const std::string_view caller_name = without_clone_suffix(caller.function_name);
     const std::string_view callee_name = without_clone_suffix(callee.function_name);
-    const std::vector<std::string>& callees = symbolizer_.tail_callees(caller.pc);
+    const std::vector<std::string>& callees = symbolizer_.tail_callees(caller.return_address);
     if (std::find(callees.begin(), callees.end(), callee_name) != callees.end()) return true;
     const std::string& called = symbolizer_.direct_callee(call.pc);
     return !called.empty() && called == caller_name && callee_name != caller_name;

@@ -251,6 +251,13 @@ TEST(Verdicts, AStepEndingInAChainOfTailCallsIsOneIteration) {
     expect_one_iteration_per_step("chain_tail", "chain_step", "apply(int)", 8192);
 }
 
+// Its first allocation is made by an inlined body that starts at the step's first byte, where the
+// step stands (one place for all of that body's calls): its tail callees are looked up by a
+// return address inside it.
+TEST(Verdicts, AStepCalledThroughAPointerThatBeginsInlinedAndEndsInATailCallIsOneIteration) {
+    expect_one_iteration_per_step("inlined_first", "inlined_first_step", "apply(int)", 16384);
+}
+
 TEST(Hints, ForwardPassRetained) {
     Json rep = scenario("forward_leak");
     EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], "forward pass"))

@@ -8,6 +8,9 @@
 //                 buffers
 //   chain_tail    step keeps 8192 B per iteration (leak), then tail-calls dispatch(), which
 //                 allocates nothing and tail-calls apply(), which allocates transient buffers
+//   inlined_first main calls the step through a pointer (its call site names no function); the
+//                 step's first statement is an inlined body keeping 16384 B (leak), placed at
+//                 the step's first byte, and its last a tail call to apply()
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -77,6 +80,17 @@ NOINLINE void chain_step(int i) {
     dispatch(i);
 }
 
+__attribute__((always_inline)) inline void keep_input() {
+    g_kept[g_n_kept++] = must_alloc(16384);
+}
+
+NOINLINE void inlined_first_step(int i) {
+    keep_input();
+    apply(i);
+}
+
+void (*volatile g_step)(int) = inlined_first_step;
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +108,9 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[1], "chain_tail") == 0) {
         for (int i = 0; i < n; ++i)
             chain_step(i);
+    } else if (std::strcmp(argv[1], "inlined_first") == 0) {
+        for (int i = 0; i < n; ++i)
+            g_step(i);
     } else {
         std::fprintf(stderr, "unknown scenario %s\n", argv[1]);
         return 2;
