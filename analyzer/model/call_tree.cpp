@@ -3,8 +3,7 @@
 namespace gpuleak::analyzer {
 
 uint32_t CallTree::node(uint32_t parent, const std::string& function, const std::string& file,
-                        int line, uint64_t pc, bool python, bool user,
-                        uint64_t return_address) {
+                        int line, uint64_t pc, bool python, bool user, uint64_t return_address) {
     std::string key = file;
     key += '\0';
     key += function;
@@ -13,8 +12,8 @@ uint32_t CallTree::node(uint32_t parent, const std::string& function, const std:
     auto [it, fresh] =
         by_key_.try_emplace(Key{parent, f->second, pc}, static_cast<uint32_t>(nodes_.size()));
     if (fresh)
-        nodes_.push_back({parent, f->second, pc, return_address ? return_address : pc, python,
-                          user, function, file, line});
+        nodes_.push_back({parent, f->second, pc, return_address ? return_address : pc, python, user,
+                          function, file, line});
     return it->second;
 }
 

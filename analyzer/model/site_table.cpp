@@ -129,8 +129,7 @@ void SiteTable::finish_site(Site& site) {
         const Frame& f = site.frames[i];
         bool user = any_user ? f.origin == FrameOrigin::User
                              : !f.function.empty() && f.origin != FrameOrigin::Runtime;
-        parent =
-            calls_.node(parent, f.function, f.file, f.line, f.position, f.python, user, f.pc);
+        parent = calls_.node(parent, f.function, f.file, f.line, f.position, f.python, user, f.pc);
         site.path.push_back(parent);
     }
 }
