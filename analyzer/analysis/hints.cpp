@@ -106,6 +106,13 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                     "loop (e.g. per cross-validation fold) stays alive; del it, then "
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
+        if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Accumulation) &&
+            caching_allocator(site))
+            s.hints.push_back(
+                "these are segments of PyTorch's caching allocator: memory kept in this loop "
+                "(any tensor of the iteration) never went back to the cache, so it grew; each "
+                "segment was asked for by whichever tensor found the cache full, not necessarily "
+                "the one kept: rerun with `gpuleak run --per-tensor` to see which tensor it is");
         if (s.verdict == Verdict::Retained && s.held_through >= 0 &&
             static_cast<size_t>(s.held_through) < report.loops.size()) {
             const LoopSummary& later = report.loops[s.held_through];

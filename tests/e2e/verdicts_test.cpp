@@ -291,6 +291,18 @@ TEST(Hints, CachingAllocatorGrowth) {
     EXPECT_TRUE(found) << rep["sites"].dump(1);
 }
 
+// Segments are asked for by whichever tensor found the cache full: the leak's line is not known.
+TEST(Hints, LeakOfCachingAllocatorSegmentsSendsToPerTensor) {
+    Json rep = scenario("caching_leak");
+    const Json* leak = nullptr;
+    for (const auto& s : rep["sites"])
+        if (s["verdict"] == "leak") leak = &s;
+    ASSERT_NE(leak, nullptr) << rep["sites"].dump(1);
+    EXPECT_TRUE(has_hint((*leak)["hints"], "--per-tensor")) << leak->dump(1);
+    Json plain = scenario("leak_every_iteration");
+    EXPECT_FALSE(has_hint(site(plain, "keep_output")["hints"], "--per-tensor"));
+}
+
 TEST(Hints, OversizedRequest) {
     RunOptions options;
     options.env["FAKECUDA_CAPACITY"] = "67108864";

@@ -23,6 +23,9 @@
 //   batch's graph until the batch ends: eval-vs-train hint.
 // - caching_growth: c10::cuda::CUDACachingAllocator::malloc, 2 MiB segments, one 20 MiB segment
 //   for a rare large batch (iteration 20), kept: caching-allocator hint.
+// - caching_leak: c10::cuda::CUDACachingAllocator::malloc, a 2 MiB segment every 4th iteration,
+//   kept (what the cache holds grows because something in the loop keeps its tensors): leak +
+//   --per-tensor hint.
 // - clean: everything freed each iteration: transient only.
 // - thread_per_iteration: a thread started and joined per iteration: thread_scratch 300000 B
 //   freed in it (transient), thread_result 600000 B kept (leak, 600000 B/iter).
@@ -303,6 +306,12 @@ int main(int argc, char** argv) {
             if (i < 3) g_kept.push_back(malloc(2 << 20)); // the steady segments, kept by the cache
             if (i == 20)
                 g_kept.push_back(malloc(20 << 20)); // one rare large batch: a segment kept for good
+        }
+    } else if (is("caching_leak")) {
+        using c10::cuda::CUDACachingAllocator::malloc;
+        for (int i = 0; i < n; ++i) {
+            iteration_body();
+            if (i % 4 == 0) g_kept.push_back(malloc(2 << 20));
         }
     } else if (is("thread_per_iteration")) {
         for (int i = 0; i < n; ++i)
