@@ -2,6 +2,8 @@
 
 #include "call_sites.h"
 
+#include <algorithm>
+
 #include <gelf.h>
 
 namespace gpuleak::analyzer {
@@ -142,9 +144,20 @@ std::vector<std::string> BinaryFile::tail_callees(uint64_t vaddr) {
     Dwarf_Addr bias = 0;
     std::vector<Dwarf_Die> chain = scopes_at(vaddr, bias);
     if (chain.empty()) return names;
-    for (Dwarf_Die& callee : tail_call_targets(chain[0])) {
+    // And theirs: a chain of tail calls leaves none of its functions on the stack but the last,
+    // even those that allocate nothing. A callee's call sites are read where its DIE is its
+    // definition (its own code, in this file); the bound keeps a long or cyclic chain cheap.
+    std::vector<Dwarf_Die> pending = tail_call_targets(chain[0]);
+    std::vector<void*> seen;
+    for (size_t i = 0; i < pending.size() && i < 64; ++i) {
+        Dwarf_Die callee = pending[i];
+        if (std::find(seen.begin(), seen.end(), callee.addr) != seen.end()) continue;
+        seen.push_back(callee.addr);
         std::string name = frame_name(callee, bias);
-        if (!name.empty()) names.push_back(std::move(name));
+        if (name.empty() || std::find(names.begin(), names.end(), name) != names.end()) continue;
+        names.push_back(std::move(name));
+        for (Dwarf_Die& next : tail_call_targets(callee))
+            pending.push_back(next);
     }
     return names;
 }

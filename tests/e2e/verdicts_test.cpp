@@ -251,6 +251,10 @@ TEST(Verdicts, AStepEndingInAChainOfTailCallsIsOneIteration) {
     expect_one_iteration_per_step("chain_tail", "chain_step", "apply(int)", 8192);
 }
 
+TEST(Verdicts, AStepCalledThroughAPointerThatEndsInAChainOfTailCallsIsOneIteration) {
+    expect_one_iteration_per_step("chain_through_pointer", "chain_step", "apply(int)", 8192);
+}
+
 // Its first allocation is made by an inlined body that starts at the step's first byte, where the
 // step stands (one place for all of that body's calls): its tail callees are looked up by a
 // return address inside it.

@@ -8,6 +8,8 @@
 //                 buffers
 //   chain_tail    step keeps 8192 B per iteration (leak), then tail-calls dispatch(), which
 //                 allocates nothing and tail-calls apply(), which allocates transient buffers
+//   chain_through_pointer  chain_tail's step, called through a pointer: only the step's own
+//                 call sites, and those of the functions it tail-calls, tell the chain
 //   inlined_first main calls the step through a pointer (its call site names no function); the
 //                 step's first statement is an inlined body keeping 16384 B (leak), placed at
 //                 the step's first byte, and its last a tail call to apply()
@@ -90,6 +92,7 @@ NOINLINE void inlined_first_step(int i) {
 }
 
 void (*volatile g_step)(int) = inlined_first_step;
+void (*volatile g_chain_step)(int) = chain_step;
 
 } // namespace
 
@@ -108,6 +111,9 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[1], "chain_tail") == 0) {
         for (int i = 0; i < n; ++i)
             chain_step(i);
+    } else if (std::strcmp(argv[1], "chain_through_pointer") == 0) {
+        for (int i = 0; i < n; ++i)
+            g_chain_step(i);
     } else if (std::strcmp(argv[1], "inlined_first") == 0) {
         for (int i = 0; i < n; ++i)
             g_step(i);
