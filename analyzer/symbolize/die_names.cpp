@@ -5,6 +5,7 @@
 #include <dwarf.h>
 
 #include <cstdlib>
+#include <cstring>
 
 namespace gpuleak::analyzer {
 
@@ -36,20 +37,42 @@ Dwarf_Die declaration_of(Dwarf_Die die) {
     return die;
 }
 
+// A lambda's closure type has no name; GCC names its constructors "<lambda>".
+bool is_closure(Dwarf_Die type) {
+    Dwarf_Die child;
+    if (dwarf_child(&type, &child) != 0) return false;
+    do {
+        const char* name = dwarf_diename(&child);
+        if (dwarf_tag(&child) == DW_TAG_subprogram && name != nullptr &&
+            std::strcmp(name, "<lambda>") == 0)
+            return true;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
 std::string scope_prefix(Dwarf_Die declaration) {
     Dwarf_Die* scopes = nullptr;
     const int n = dwarf_getscopes_die(&declaration, &scopes);
     std::string prefix;
-    // scopes[0] is the declaration itself and the last one its CU; walk outermost first.
+    // scopes[0] is the declaration itself and the last one its CU; walk outermost first. A
+    // function is a scope of the classes defined in it (a lambda's closure): named as in
+    // demangled symbols, "main::{lambda}::operator()".
     for (int i = n - 1; i >= 1; --i) {
         const int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
-            tag != DW_TAG_union_type)
+        Dwarf_Attribute attr;
+        const char* name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr));
+        if (tag == DW_TAG_subprogram) {
+            if (name == nullptr) continue;
+            // Its own declaration knows its class and namespaces (a definition sits in the CU).
+            prefix = scope_prefix(declaration_of(scopes[i])) + name;
+        } else if (tag == DW_TAG_namespace) {
+            prefix += name != nullptr ? name : "(anonymous namespace)";
+        } else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                   tag == DW_TAG_union_type) {
+            prefix += name != nullptr ? name : is_closure(scopes[i]) ? "{lambda}" : "(anonymous)";
+        } else {
             continue;
-        const char* name = dwarf_diename(&scopes[i]);
-        prefix += name != nullptr           ? name
-                  : tag == DW_TAG_namespace ? "(anonymous namespace)"
-                                            : "(anonymous)";
+        }
         prefix += "::";
     }
     std::free(scopes);

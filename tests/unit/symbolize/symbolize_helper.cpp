@@ -60,6 +60,16 @@ ends_in_a_tail_call(Capture* capture) {
     record_return_address(capture);
 }
 
+// A lambda inlined into its function: DWARF names its closure type nothing.
+HELPER_NOINLINE int lambda_host(Capture* capture) {
+    auto record = [capture]() __attribute__((always_inline)) {
+        capture->line = __LINE__ + 1;
+        record_return_address(capture);
+    };
+    record();
+    return capture->line;
+}
+
 namespace {
 
 // Internal linkage: DWARF names these without their parameters, their symbols with them.
@@ -110,6 +120,10 @@ void* gpuleak_helper_tail_caller_entry() {
 void gpuleak_helper_direct_and_indirect(gpuleak_test::Capture* direct,
                                         gpuleak_test::Capture* indirect) {
     gpuleak_test::calls_direct_and_indirect(direct, indirect);
+}
+
+int gpuleak_helper_lambda(gpuleak_test::Capture* capture) {
+    return gpuleak_test::lambda_host(capture);
 }
 
 void* gpuleak_helper_internal_tail_caller_entry() {

@@ -35,6 +35,8 @@ GPULEAK_HELPER_API void* gpuleak_helper_tail_caller_entry();
 // address.
 GPULEAK_HELPER_API void gpuleak_helper_direct_and_indirect(gpuleak_test::Capture* direct,
                                                            gpuleak_test::Capture* indirect);
+// A noinline function calls out from a lambda inlined into it.
+GPULEAK_HELPER_API int gpuleak_helper_lambda(gpuleak_test::Capture* capture);
 // The entry address of a function of internal linkage that ends in a tail call to another.
 GPULEAK_HELPER_API void* gpuleak_helper_internal_tail_caller_entry();
 // The entry address of the function behind gpuleak_helper_direct.

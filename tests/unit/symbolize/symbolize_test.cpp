@@ -27,6 +27,7 @@ struct Helper {
     GpuleakHelperCapturesFn one_call_twice = nullptr;
     GpuleakHelperTwoCapturesFn direct_and_indirect = nullptr;
     GpuleakHelperEntryFn internal_tail_caller_entry = nullptr;
+    GpuleakHelperDirectFn lambda = nullptr;
 };
 
 // Loaded once per process and never closed: the addresses the tests resolve must stay mapped.
@@ -55,8 +56,9 @@ const Helper& helper(const std::string& path) {
         dlsym(handle, "gpuleak_helper_direct_and_indirect"));
     h.internal_tail_caller_entry = reinterpret_cast<GpuleakHelperEntryFn>(
         dlsym(handle, "gpuleak_helper_internal_tail_caller_entry"));
+    h.lambda = reinterpret_cast<GpuleakHelperDirectFn>(dlsym(handle, "gpuleak_helper_lambda"));
     if (!h.direct || !h.inlined || !h.inlined_twice || !h.direct_entry || !h.tail_caller_entry ||
-        !h.one_call_twice || !h.direct_and_indirect || !h.internal_tail_caller_entry)
+        !h.one_call_twice || !h.direct_and_indirect || !h.internal_tail_caller_entry || !h.lambda)
         throw std::runtime_error("helper entry points missing in " + path);
     return h;
 }
@@ -253,6 +255,22 @@ TEST(Symbolizer, NamesTheFunctionADirectCallCallsAsItsFramesDo) {
     Symbolizer stripped;
     stripped.add_module(plain.module);
     EXPECT_EQ(stripped.direct_callee(address(direct.return_address)), "");
+}
+
+// An inlined lambda's closure type has no name in DWARF: it is named after the function it is in,
+// as demangled symbols name it.
+TEST(Symbolizer, NamesAnInlinedLambdaAfterItsFunction) {
+    const Helper& h = with_debug();
+    gpuleak_test::Capture capture;
+    h.lambda(&capture);
+    Symbolizer symbolizer;
+    symbolizer.add_module(h.module);
+    const auto& frames = symbolizer.resolve(address(capture.return_address));
+    ASSERT_EQ(frames.size(), 2u);
+    EXPECT_TRUE(frames[0].inlined);
+    EXPECT_EQ(frames[0].function, "gpuleak_test::lambda_host::{lambda}::operator()");
+    EXPECT_EQ(frames[0].line, capture.line);
+    EXPECT_EQ(frames[1].function, "gpuleak_test::lambda_host(gpuleak_test::Capture*)");
 }
 
 TEST(Symbolizer, FunctionEntryIsLookedUpAsIsUnlessItIsAReturnAddress) {
