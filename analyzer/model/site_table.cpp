@@ -136,12 +136,13 @@ void SiteTable::finish_site(Site& site) {
 
 bool SiteTable::tail_calls(const CallNode& call, const CallNode& caller, const CallNode& callee) {
     if (call.python || caller.python || callee.python) return false;
-    // The symbol table names a clone for itself (frames' names); DWARF names the function.
+    // The symbol table names a clone for itself ("f.constprop.0"): the stack may show a clone of
+    // the function a call site names, or the other way round.
     const std::string_view caller_name = without_clone_suffix(caller.function_name);
     const std::string_view callee_name = without_clone_suffix(callee.function_name);
-    const std::vector<std::string>& callees = symbolizer_.tail_callees(caller.return_address);
-    if (std::find(callees.begin(), callees.end(), callee_name) != callees.end()) return true;
-    const std::string& called = symbolizer_.direct_callee(call.pc);
+    for (const std::string& name : symbolizer_.tail_callees(caller.return_address))
+        if (without_clone_suffix(name) == callee_name) return true;
+    const std::string_view called = without_clone_suffix(symbolizer_.direct_callee(call.pc));
     return !called.empty() && called == caller_name && callee_name != caller_name;
 }
 

@@ -40,7 +40,7 @@ public:
     // and inlined are filled in; at least one frame is always appended.
     void symbolize(uint64_t vaddr, std::vector<SourceFrame>& out);
     // The names (as symbolize gives them) of the functions that the function holding `vaddr` ends
-    // in with a tail call (symbolize/call_sites.h).
+    // in with a tail call, and of those these end in, along a chain (symbolize/call_sites.h).
     std::vector<std::string> tail_callees(uint64_t vaddr);
     // The name of the function that the call returning to `vaddr` + 1 calls, if it calls it
     // directly (symbolize/call_sites.h); "" otherwise.

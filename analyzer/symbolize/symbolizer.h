@@ -52,8 +52,9 @@ public:
     // lifetime; its contents change only if a later add_module moves the address to another module.
     const std::vector<SourceFrame>& resolve(uint64_t ip, bool is_return_address = true);
 
-    // The functions that the function holding `ip` (a return address) ends in with a tail call:
-    // its frame is gone from their stacks (symbolize/call_sites.h). Named as frames are; empty
+    // The functions that the function holding `ip` (a return address) ends in with a tail call,
+    // and those these end in along a chain: its frame is gone from their stacks
+    // (symbolize/call_sites.h). Named as frames are; empty
     // where DWARF does not say (no call sites before -O1, no debug info, no module).
     const std::vector<std::string>& tail_callees(uint64_t ip);
     // The function that the call returning to `return_address` calls, named as frames are, when
