@@ -113,6 +113,11 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "(any tensor of the iteration) never went back to the cache, so it grew; each "
                 "segment was asked for by whichever tensor found the cache full, not necessarily "
                 "the one kept: rerun with `gpuleak run --per-tensor` to see which tensor it is");
+        if (s.verdict == Verdict::Retained && s.built_in_one_call)
+            s.hints.push_back(
+                "not counted as a leak: allocated by a loop inside one call from this line (a "
+                "library moving a model's parameters to the GPU, say) that frees nothing: bounded "
+                "by that call");
         if (s.verdict == Verdict::Retained && s.held_through >= 0 &&
             static_cast<size_t>(s.held_through) < report.loops.size()) {
             const LoopSummary& later = report.loops[s.held_through];

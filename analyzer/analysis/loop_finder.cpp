@@ -388,6 +388,8 @@ std::vector<Loop> LoopFinder::finish(uint64_t end_ts) {
         l.head = f.head;
         l.body_end_pc = f.end_pc;
         l.loop_line = f.loop_line;
+        l.head_outside_loops =
+            f.loop_line == 0 && state_->statement(f.head).context == LoopContext::NotInLoop;
         // Taken, not copied: a long job's loop has millions of starts.
         l.starts = f.starts.take();
         l.run_starts = std::move(f.run_starts);

@@ -64,7 +64,10 @@ struct Loop {
     // the threads' routine.
     uint32_t head = 0;
     uint64_t body_end_pc = 0;
-    int loop_line = 0;            // the for/while line, where the source shows it
+    int loop_line = 0; // the for/while line, where the source shows it
+    // Inferred: the source shows the head's line in no loop statement, so what repeats is a loop
+    // inside what that line calls (a library's), not the line itself.
+    bool head_outside_loops = false;
     std::vector<uint64_t> starts; // iteration start times (ns), ascending; iteration k starts at
                                   // starts[k-1]
     // The iterations (1-based, ascending) entered from outside the loop, not through its own back

@@ -69,6 +69,7 @@ struct SiteStats {
     // Retained as what a loop that only builds made (analysis/verdicts.h): the later loop (index
     // into Report::loops) it was held unchanged through; -1 otherwise.
     int64_t held_through = -1;
+    bool built_in_one_call = false; // the same, by a library's loop inside one call of its line
     // Live when the program's last allocation came (what its exit then frees is still held).
     uint64_t live_at_teardown = 0, live_bytes_at_teardown = 0;
     std::vector<std::string> hints;

@@ -322,16 +322,20 @@ void settle_setup_loops(const std::vector<SiteLoopStats>& pairs, const Loops& lo
         if (judged[i].verdict != Verdict::Leak || p.loop < 0) continue;
         const Loop& l = loops.loops[p.loop];
         if (l.source != "inferred" || frees[l.id] || l.runs_to_end) continue;
+        // A loop inside one call of a library from a line in no loop (moving a model's
+        // parameters to the device) is bounded by that call.
+        const bool one_call = l.head_outside_loops && l.run_starts.size() == 1;
         const Loop* held_through = nullptr; // the one with most allocations: the main work
         for (const Loop& later : loops.loops)
             if (later.id != l.id && later.thread == l.thread && later.starts.front() >= l.end_ts &&
                 later.iterations() >= 3 && later.allocations >= l.allocations &&
                 (!held_through || later.allocations > held_through->allocations))
                 held_through = &later;
-        if (!held_through) continue;
+        if (!held_through && !one_call) continue;
         judged[i] = Judgement{};
         judged[i].verdict = Verdict::Retained;
-        judged[i].held_through = held_through->id;
+        judged[i].built_in_one_call = one_call;
+        judged[i].held_through = one_call ? int64_t{-1} : int64_t{held_through->id};
     }
 }
 
@@ -379,6 +383,7 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
         s.confidence = j.confidence;
         s.accumulated_bytes = j.accumulated_bytes;
         s.held_through = j.held_through;
+        s.built_in_one_call = j.built_in_one_call;
         s.loop = p->loop;
         s.first_iteration = p->first_iteration;
         s.outlived = p->outlived;

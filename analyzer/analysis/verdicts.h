@@ -24,10 +24,11 @@
 // loop that only builds is retained: a loop found in the stacks in which nothing made while it ran
 // (in it, in loops nested in it or in those it nests in) was freed before it ended, followed on its
 // thread by a loop of at least three iterations and as many allocations that ran with it held
-// unchanged. That is how a model's layers are built (`for i in range(n_layers):
-// layers.append(Block())`), bounded by a count of configuration rather than of data; a loop over
-// data that frees nothing (an evaluation keeping every output with its graph, run before the
-// training) reads the same, and its hint says so.
+// unchanged, or run once inside one call from a line in no loop statement (a library's loop:
+// `model.cuda()` moving each parameter). That is how a model's layers are built (`for i in
+// range(n_layers): layers.append(Block())`), bounded by a count of configuration rather than of
+// data; a loop over data that frees nothing (an evaluation keeping every output with its graph, run
+// before the training) reads the same, and its hint says so.
 #pragma once
 
 #include <vector>
@@ -45,8 +46,10 @@ struct Judgement {
     double growth_bytes_per_iteration = 0;
     double confidence = 0;
     uint64_t accumulated_bytes = 0;
-    // Retained as a setup loop's build (see above): the later loop it was held unchanged through.
+    // Retained as a setup loop's build (see above): the later loop it was held unchanged through,
+    // or none where the loop was one call's, from a line in no loop.
     int64_t held_through = -1;
+    bool built_in_one_call = false;
 };
 
 Judgement judge(const SiteLoopStats& pair, const Loop& loop, uint32_t warmup);

@@ -110,12 +110,16 @@ struct BuildThenTrain {
     bool training = true;        // the later loop is there
     uint64_t training_allocations = 60;
     std::string build_source = "inferred";
+    bool head_outside_loops = false; // a library's loop inside one call from a line in no loop
+    bool called_twice = false;       // that call made twice (two runs of the loop)
 };
 
 Report build_then_train(const BuildThenTrain& o) {
     std::vector<Loop> loops = {make_loop(0, 1, 100, 100, 6, 700, false)};
     loops[0].source = o.build_source;
     loops[0].allocations = 6;
+    loops[0].head_outside_loops = o.head_outside_loops;
+    loops[0].run_starts = o.called_twice ? std::vector<uint32_t>{1, 4} : std::vector<uint32_t>{1};
     std::vector<std::pair<uint32_t, uint32_t>> sites = {{0, 0}, {2, 0}};
     if (o.training) {
         loops.push_back(make_loop(1, 1, 1000, 100, 30, 4000, false));
@@ -172,6 +176,24 @@ TEST(Verdicts, WhatALoopThatOnlyBuildsKeepsIsRetainedWhileALaterLoopRunsWithItUn
     BuildThenTrain marked;
     marked.build_source = "markers";
     EXPECT_EQ(build_then_train(marked).sites[0].verdict, Verdict::Leak);
+}
+
+// model.cuda(): a library's loop inside one call of a line in no loop statement. Bounded by that
+// call, with or without a loop after it; a line called twice (two runs) is not one call.
+TEST(Verdicts, WhatALibrarysLoopInsideOneCallBuildsIsRetained) {
+    BuildThenTrain once;
+    once.head_outside_loops = true;
+    once.training = false;
+    Report r = build_then_train(once);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
+    EXPECT_TRUE(r.sites[0].built_in_one_call);
+    EXPECT_EQ(r.sites[0].held_through, -1);
+    BuildThenTrain twice = once;
+    twice.called_twice = true;
+    EXPECT_EQ(build_then_train(twice).sites[0].verdict, Verdict::Leak);
+    BuildThenTrain frees = once;
+    frees.build_frees = true;
+    EXPECT_EQ(build_then_train(frees).sites[0].verdict, Verdict::Leak);
 }
 
 TEST(Verdicts, ReleasedAfterItsLoopWhileTheProgramGoesOnIsAnAccumulation) {
