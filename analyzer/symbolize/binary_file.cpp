@@ -98,8 +98,7 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
     }
     const Dwarf_Addr addr = vaddr;
 
-    if (!symbols_) symbols_ = std::make_unique<SymbolTable>(module_);
-    const std::string& symbol = symbols_->function_at(addr);
+    const std::string& symbol = symbols().function_at(addr);
 
     // The line table describes the innermost inlined body at addr; each inlined frame's call site
     // then gives the location one level further out.
@@ -130,6 +129,11 @@ void BinaryFile::symbolize(uint64_t vaddr, std::vector<SourceFrame>& out) {
     outer.line = line;
     outer.column = column;
     out.push_back(std::move(outer));
+}
+
+SymbolTable& BinaryFile::symbols() {
+    if (!symbols_) symbols_ = std::make_unique<SymbolTable>(module_);
+    return *symbols_;
 }
 
 std::vector<Dwarf_Die> BinaryFile::scopes_at(uint64_t vaddr, Dwarf_Addr& bias) {
@@ -176,8 +180,7 @@ std::string BinaryFile::frame_name(Dwarf_Die function, Dwarf_Addr bias) {
     // its parameters, where its symbol, and so its frames, have them.
     Dwarf_Addr entry = 0;
     if (dwarf_lowpc(&function, &entry) == 0) {
-        if (!symbols_) symbols_ = std::make_unique<SymbolTable>(module_);
-        const std::string& symbol = symbols_->function_at(entry + bias);
+        const std::string& symbol = symbols().function_at(entry + bias);
         if (!symbol.empty()) return symbol;
     }
     return names_.function_name(function);

@@ -50,6 +50,8 @@ private:
     // The function and the inlined bodies holding `vaddr`, outermost first (scope_chain.h);
     // `bias`: DWARF's addresses are the module's minus it.
     std::vector<Dwarf_Die> scopes_at(uint64_t vaddr, Dwarf_Addr& bias);
+    // The symbol table, built on first use.
+    SymbolTable& symbols();
     // A function's name as its frames have it: its symbol's where it has code of its own.
     std::string frame_name(Dwarf_Die function, Dwarf_Addr bias);
 
