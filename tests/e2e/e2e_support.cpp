@@ -187,6 +187,12 @@ const Json* site_by_function(const Json& report, const std::string& function) {
     return nullptr;
 }
 
+bool has_hint(const Json& hints, const std::string& text) {
+    for (const auto& h : hints)
+        if (h.get<std::string>().find(text) != std::string::npos) return true;
+    return false;
+}
+
 std::vector<const Json*> sites_mentioning(const Json& report, const std::string& function) {
     std::vector<const Json*> out;
     for (const auto& s : report["sites"])

@@ -56,6 +56,8 @@ int shell(const std::string& command, std::string* output = nullptr);
 const Json* site_by_function(const Json& report, const std::string& function);
 // All sites whose frames mention `function` anywhere.
 std::vector<const Json*> sites_mentioning(const Json& report, const std::string& function);
+// Whether one of `hints` (a site's, an OOM's or the report's) contains `text`.
+bool has_hint(const Json& hints, const std::string& text);
 const Json* site_by_id(const Json& report, uint64_t id);
 // The innermost frame with a function name.
 std::string headline_function(const Json& site);

@@ -203,10 +203,7 @@ void expect_retained_not_leak(const std::string& python, const std::string& scen
         if (python_headline(s).first == function && s["live_count_at_teardown"] == count) kept = &s;
     ASSERT_NE(kept, nullptr) << rep["sites"].dump(1);
     EXPECT_EQ((*kept)["verdict"], "retained") << kept->dump(1);
-    bool hinted = false;
-    for (const auto& h : (*kept)["hints"])
-        hinted = hinted || h.get<std::string>().find(why) != std::string::npos;
-    EXPECT_TRUE(hinted) << kept->dump(1);
+    EXPECT_TRUE(has_hint((*kept)["hints"], why)) << kept->dump(1);
 }
 
 // Built in a loop (a comprehension: a function of its own before 3.12), kept, then trained with.

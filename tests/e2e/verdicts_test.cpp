@@ -42,12 +42,6 @@ void expect_rate(const Json& s, double bytes_per_iteration) {
     EXPECT_NEAR(got, bytes_per_iteration, 0.05 * bytes_per_iteration) << s.dump(1);
 }
 
-bool has_hint(const Json& hints, const std::string& text) {
-    for (const auto& h : hints)
-        if (h.get<std::string>().find(text) != std::string::npos) return true;
-    return false;
-}
-
 TEST(Verdicts, LeakEveryIteration) {
     Json rep = scenario("leak_every_iteration");
     EXPECT_EQ(rep["iterations"]["source"], "inferred");
