@@ -38,9 +38,6 @@ bool evaluation(const Site& site) {
 bool training(const Site& site) {
     return any_frame(site, {"train", "fit", "backward"});
 }
-bool caching_allocator(const Site& site) {
-    return any_frame(site, {"cudacachingallocator"});
-}
 
 std::string times(double ratio) {
     char buf[32];
@@ -78,7 +75,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
     // request.
     std::vector<uint64_t> segment_sizes;
     for (const SiteStats& s : report.sites)
-        if (s.allocations && caching_allocator(table.site(s.site)))
+        if (s.allocations && table.site(s.site).from_caching_allocator())
             segment_sizes.push_back(s.bytes_allocated / s.allocations);
     std::sort(segment_sizes.begin(), segment_sizes.end());
     uint64_t typical_segment =
@@ -107,18 +104,19 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
         if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Accumulation) &&
-            caching_allocator(site))
+            site.from_caching_allocator())
             s.hints.push_back(
                 "these are segments of PyTorch's caching allocator: memory kept in this loop "
                 "(any tensor of the iteration) never went back to the cache, so it grew; each "
                 "segment was asked for by whichever tensor found the cache full, not necessarily "
                 "the one kept: rerun with `gpuleak run --per-tensor` to see which tensor it is");
-        if (s.verdict == Verdict::Retained && s.built_in_one_call)
+        if (s.verdict == Verdict::Retained && s.retained_because == RetainedBecause::BuiltInOneCall)
             s.hints.push_back(
                 "not counted as a leak: allocated by a loop inside one call from this line (a "
                 "library moving a model's parameters to the GPU, say) that frees nothing: bounded "
                 "by that call");
-        if (s.verdict == Verdict::Retained && s.held_through >= 0 &&
+        if (s.verdict == Verdict::Retained &&
+            s.retained_because == RetainedBecause::HeldThroughLaterLoop && s.held_through >= 0 &&
             static_cast<size_t>(s.held_through) < report.loops.size()) {
             const LoopSummary& later = report.loops[s.held_through];
             Frame head;
@@ -130,6 +128,21 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 frame_location(head) +
                 "; if that first loop runs over data (batches, samples), it is a leak: keep only "
                 "what you need of each item");
+        }
+        if (s.verdict == Verdict::Retained &&
+            s.retained_because == RetainedBecause::FirstPassOfCache && s.loop >= 0 &&
+            static_cast<size_t>(s.loop) < report.loops.size()) {
+            const LoopSummary& loop = report.loops[s.loop];
+            Frame head;
+            head.file = loop.file;
+            head.line = loop.loop_line ? loop.loop_line : loop.line;
+            s.hints.push_back(
+                "not counted as a leak: PyTorch's caching allocator grew these segments while the "
+                "loop at " +
+                frame_location(head) +
+                " ran once, in one pass of a loop around it (the first step's pass through the "
+                "layers, say), and the later passes asked for none: the cache keeps them for "
+                "reuse. `gpuleak run --per-tensor` shows which tensors they hold");
         }
         if (s.verdict == Verdict::Leak && s.loop >= 0 && loops.loops[s.loop].source == "threads") {
             const Loop& rounds = loops.loops[s.loop];
@@ -146,7 +159,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "loaded onto cuda:0 by torch.load in rank " + rank +
                 ": every process places a copy on device 0; pass map_location='cpu' or the "
                 "process's own device to torch.load");
-        if (caching_allocator(site) && s.live_bytes_end[0] && typical_segment &&
+        if (site.from_caching_allocator() && s.live_bytes_end[0] && typical_segment &&
             s.largest >= 4 * typical_segment &&
             s.first_iteration > static_cast<int64_t>(loops.warmup) + 1)
             s.hints.push_back(
@@ -154,9 +167,10 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "after the tensors are freed; try "
                 "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
                 "or torch.cuda.empty_cache() after such batches");
+        // A segment's size is the cache's choice, not a request's (20 MiB for any of 1 to 10).
         uint64_t typical = report.summary.median_allocation_bytes;
-        if (typical && s.largest >= 8 * typical && s.allocations <= 2 &&
-            s.largest == s.bytes_allocated)
+        if (typical && !site.from_caching_allocator() && s.largest >= 8 * typical &&
+            s.allocations <= 2 && s.largest == s.bytes_allocated)
             s.hints.push_back("one request of " + human_bytes(s.largest) + " is " +
                               times(static_cast<double>(s.largest) / typical) +
                               " the typical allocation (" + human_bytes(typical) +

@@ -134,6 +134,7 @@ struct LoopPass::State {
 
     Loops finish() {
         out.markers = trace.marker_count;
+        out.end_ts = std::max(out.end_ts, trace.exit_ts);
         out.loops = finder.finish(out.end_ts);
         // A loop still running when the program's last allocation came ends there: what follows
         // is the program's teardown, which frees what the loop held.
@@ -193,7 +194,18 @@ struct LoopPass::State {
                 out.loops[loop].allocations += st.allocations;
         }
         add_thread_rounds();
+        mark_loops_seen_through_cache();
         return std::move(out);
+    }
+
+    void mark_loops_seen_through_cache() {
+        std::vector<int> segments(out.loops.size(), -1); // -1: no site yet; 0: a tensor's too
+        for (const auto& [key, loop] : out.by_site_thread) {
+            bool segment = sites.site(static_cast<uint32_t>(key >> 32)).from_caching_allocator();
+            segments[loop] = (segments[loop] != 0) && segment;
+        }
+        for (Loop& l : out.loops)
+            l.seen_through_cache = segments[l.id] == 1;
     }
 
     // The deepest frame of the program's own code that every allocation of the routine's threads

@@ -68,6 +68,12 @@ struct Loop {
     // Inferred: the source shows the head's line in no loop statement, so what repeats is a loop
     // inside what that line calls (a library's), not the line itself.
     bool head_outside_loops = false;
+    // Inferred: the source shows its loop statement inside another one, of its function or of a
+    // caller's line, so that all of its iterations ran in one iteration of that outer loop.
+    bool inside_another_loop = false;
+    // Every allocation in it is a segment of PyTorch's caching allocator (Site::
+    // from_caching_allocator): all that showed of it is where the cache grew.
+    bool seen_through_cache = false;
     std::vector<uint64_t> starts; // iteration start times (ns), ascending; iteration k starts at
                                   // starts[k-1]
     // The iterations (1-based, ascending) entered from outside the loop, not through its own back
@@ -127,7 +133,7 @@ struct Loops {
     uint32_t warmup = 0;
     uint64_t markers = 0;     // marker records in the trace
     uint64_t teardown_ts = 0; // the process's last allocation: what comes after is teardown
-    uint64_t end_ts = 0;      // the trace's last event
+    uint64_t end_ts = 0;      // the trace's last event, or the process's exit if later
     // (site << 32 | thread) -> loop index, for every pair that allocates inside a loop.
     std::unordered_map<uint64_t, uint32_t> by_site_thread;
     int64_t loop_of(uint32_t site, uint32_t thread) const {

@@ -36,6 +36,15 @@ inline int live_class(format::MemKind kind) {
 enum class Verdict { None, Transient, Retained, Growth, Accumulation, Leak };
 const char* verdict_name(Verdict v);
 
+// Why what a loop kept to the end is retained, not a leak (analysis/verdicts.h).
+enum class RetainedBecause {
+    None,
+    HeldThroughLaterLoop, // made by a loop that only builds, then held unchanged through a later
+                          // one
+    BuiltInOneCall,       // made by a library's loop inside one call of a line in no loop
+    FirstPassOfCache,     // segments a caching allocator grew in one pass of an outer loop
+};
+
 struct SiteStats {
     uint32_t site = 0;
     uint64_t allocations = 0;
@@ -66,10 +75,10 @@ struct SiteStats {
     double growth_bytes_per_iteration = 0;
     double confidence = 0;          // R^2 of the fit behind a leak, accumulation or growth verdict
     uint64_t accumulated_bytes = 0; // accumulation: the most it held before releasing it
-    // Retained as what a loop that only builds made (analysis/verdicts.h): the later loop (index
-    // into Report::loops) it was held unchanged through; -1 otherwise.
+    // Why a leak of its loop was judged retained instead (analysis/verdicts.h), and for
+    // HeldThroughLaterLoop the later loop (index into Report::loops); -1 otherwise.
+    RetainedBecause retained_because = RetainedBecause::None;
     int64_t held_through = -1;
-    bool built_in_one_call = false; // the same, by a library's loop inside one call of its line
     // Live when the program's last allocation came (what its exit then frees is still held).
     uint64_t live_at_teardown = 0, live_bytes_at_teardown = 0;
     std::vector<std::string> hints;

@@ -334,8 +334,32 @@ void settle_setup_loops(const std::vector<SiteLoopStats>& pairs, const Loops& lo
         if (!held_through && !one_call) continue;
         judged[i] = Judgement{};
         judged[i].verdict = Verdict::Retained;
-        judged[i].built_in_one_call = one_call;
+        judged[i].retained_because =
+            one_call ? RetainedBecause::BuiltInOneCall : RetainedBecause::HeldThroughLaterLoop;
         judged[i].held_through = one_call ? int64_t{-1} : int64_t{held_through->id};
+    }
+}
+
+// See verdicts.h: what a caching allocator grew in one pass of an outer loop is its working set.
+void settle_cache_first_passes(const std::vector<SiteLoopStats>& pairs, const Loops& loops,
+                               std::vector<Judgement>& judged) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        const SiteLoopStats& p = pairs[i];
+        if (judged[i].verdict != Verdict::Leak || p.loop < 0) continue;
+        const Loop& l = loops.loops[p.loop];
+        if (l.source != "inferred" || !l.seen_through_cache || !l.inside_another_loop ||
+            l.run_starts.size() != 1)
+            continue;
+        // The program went on for much longer without the cache growing here. The process's
+        // exit is the only time seen after it (nothing else reaches the driver), and it comes
+        // after the interpreter's and the driver's teardown, hence the floor.
+        const uint64_t last = l.starts.back(), span = last - l.starts.front();
+        if (loops.end_ts < last ||
+            loops.end_ts - last < std::max(kCacheQuietFactor * span, kCacheQuietFloorNs))
+            continue;
+        judged[i] = Judgement{};
+        judged[i].verdict = Verdict::Retained;
+        judged[i].retained_because = RetainedBecause::FirstPassOfCache;
     }
 }
 
@@ -356,6 +380,7 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
     }
     forgive_leaks_cut_by_the_end(pairs, loops, judged);
     settle_setup_loops(pairs, loops, judged);
+    settle_cache_first_passes(pairs, loops, judged);
     for (size_t i = 0; i < pairs.size(); ++i) {
         const SiteLoopStats& p = pairs[i];
         if (p.site >= report.sites.size()) continue;
@@ -382,8 +407,8 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
         s.growth_bytes_per_iteration = j.growth_bytes_per_iteration;
         s.confidence = j.confidence;
         s.accumulated_bytes = j.accumulated_bytes;
+        s.retained_because = j.retained_because;
         s.held_through = j.held_through;
-        s.built_in_one_call = j.built_in_one_call;
         s.loop = p->loop;
         s.first_iteration = p->first_iteration;
         s.outlived = p->outlived;

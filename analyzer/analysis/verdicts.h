@@ -28,7 +28,14 @@
 // `model.cuda()` moving each parameter). That is how a model's layers are built (`for i in
 // range(n_layers): layers.append(Block())`), bounded by a count of configuration rather than of
 // data; a loop over data that frees nothing (an evaluation keeping every output with its graph, run
-// before the training) reads the same, and its hint says so.
+// before the training) reads the same, and its hint says so. Last, a leak of a loop seen only
+// through the segments of PyTorch's caching allocator (its default) is retained when the loop ran
+// once, inside a loop the source shows around it, and the program then ran on for three times as
+// long, and at least a second, without the cache growing there: the cache keeps its segments for
+// good, so the first pass through a model's layers, keeping activations for the backward pass,
+// asks for one per layer and reads as a leak, while the later steps reuse them unseen. A leak asks
+// for more through the whole run. Nothing else reaches the driver after the first pass, so the
+// "ran on" is the process's exit (a trace without an end record keeps the leak).
 #pragma once
 
 #include <vector>
@@ -40,16 +47,20 @@
 namespace gpuleak::analyzer {
 
 inline constexpr size_t kAccumulationSteps = 6;
+// A loop seen only through a caching allocator's segments is that cache's first pass (above) when
+// the program ran this many times its span after it, and at least this long (ns).
+inline constexpr uint64_t kCacheQuietFactor = 3;
+inline constexpr uint64_t kCacheQuietFloorNs = 1'000'000'000;
 
 struct Judgement {
     Verdict verdict = Verdict::None;
     double growth_bytes_per_iteration = 0;
     double confidence = 0;
     uint64_t accumulated_bytes = 0;
-    // Retained as a setup loop's build (see above): the later loop it was held unchanged through,
-    // or none where the loop was one call's, from a line in no loop.
+    // Retained although its loop kept it (see above): why, and the later loop it was held
+    // unchanged through (HeldThroughLaterLoop; -1 otherwise).
+    RetainedBecause retained_because = RetainedBecause::None;
     int64_t held_through = -1;
-    bool built_in_one_call = false;
 };
 
 Judgement judge(const SiteLoopStats& pair, const Loop& loop, uint32_t warmup);

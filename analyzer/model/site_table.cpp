@@ -1,7 +1,9 @@
 #include "model/site_table.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <string_view>
 
 #include "python/line_table.h"
 #include "python/merge.h"
@@ -24,6 +26,19 @@ constexpr int kRuntimeDepth = 32;
 
 SiteTable::SiteTable(const LoadedTrace& trace, Symbolizer& symbolizer, StackMode mode)
     : trace_(trace), symbolizer_(symbolizer), mode_(mode) {}
+
+bool Site::from_caching_allocator() const {
+    auto has = [](const std::string& text) {
+        static constexpr std::string_view kName = "cudacachingallocator";
+        return std::search(text.begin(), text.end(), kName.begin(), kName.end(),
+                           [](char a, char b) {
+                               return std::tolower(static_cast<unsigned char>(a)) == b;
+                           }) != text.end();
+    };
+    for (const Frame& f : frames)
+        if (has(f.function) || has(f.file)) return true;
+    return false;
+}
 
 bool SiteTable::in_tracer_module(uint64_t ip) {
     const std::string& module = symbolizer_.module_of(ip);

@@ -203,6 +203,7 @@ public:
             break;
         case format::Tag::TraceEnd:
             t_.clean_end = true;
+            t_.exit_ts = r.ts;
             break;
         case format::Tag::Capped:
             warn(thread, in_order,

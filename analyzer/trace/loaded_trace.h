@@ -87,6 +87,7 @@ struct LoadedTrace {
     ProcessInfo process;
     bool have_process = false;
     bool clean_end = false; // a TraceEnd record was written (the process exited normally)
+    uint64_t exit_ts = 0; // its time: the process's exit, which may come long after its last event
     std::vector<ModuleInfo> modules;
     std::vector<NativeNode> native_nodes{{0, 0}}; // index = global id; 0 is the root
     std::vector<PyNode> py_nodes{{0, 0, 0, false}};

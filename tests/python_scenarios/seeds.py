@@ -5,6 +5,7 @@ that the report's headline for the leaking site is exactly that file, function a
 """
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import fake_torch as torch
@@ -246,6 +247,40 @@ def model_to_device(_model):
     params = torch.to_device([BATCH] * 8)
     x = torch.empty(BATCH)
     return len(params) + int(x.item() > 0)
+
+
+class Net:
+    """Blocks run by a loop of the model's own forward (nanoGPT's `for block in self.h`)."""
+
+    def __init__(self, blocks):
+        self.blocks = [Block() for _ in range(blocks)]
+
+    def __call__(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+STEP_SECONDS = 0.1  # each step's compute: the steps after the first take 1.1 s
+
+
+def training_steps(_model, keep=False):
+    """Steps that take time; each one's activations die with it unless its output is kept."""
+    net = Net(6)
+    outputs = []
+    for _ in range(ITERATIONS):
+        x = torch.empty(BATCH)
+        out = net(x)
+        if keep:
+            outputs.append(out)
+        del out
+        time.sleep(STEP_SECONDS)
+    return len(outputs)
+
+
+def training_steps_keeping_outputs(model):
+    """The same steps, each one's output (and with it its activations) kept."""
+    return training_steps(model, keep=True)
 
 
 if __name__ == "__main__":

@@ -110,8 +110,11 @@ struct BuildThenTrain {
     bool training = true;        // the later loop is there
     uint64_t training_allocations = 60;
     std::string build_source = "inferred";
-    bool head_outside_loops = false; // a library's loop inside one call from a line in no loop
-    bool called_twice = false;       // that call made twice (two runs of the loop)
+    bool head_outside_loops = false;  // a library's loop inside one call from a line in no loop
+    bool called_twice = false;        // that call made twice (two runs of the loop)
+    bool seen_through_cache = false;  // every allocation of the build loop a cache's segment
+    bool inside_another_loop = false; // the source shows a loop statement around it
+    uint64_t exit_ts = 0;             // the process's exit
 };
 
 Report build_then_train(const BuildThenTrain& o) {
@@ -119,6 +122,8 @@ Report build_then_train(const BuildThenTrain& o) {
     loops[0].source = o.build_source;
     loops[0].allocations = 6;
     loops[0].head_outside_loops = o.head_outside_loops;
+    loops[0].seen_through_cache = o.seen_through_cache;
+    loops[0].inside_another_loop = o.inside_another_loop;
     loops[0].run_starts = o.called_twice ? std::vector<uint32_t>{1, 4} : std::vector<uint32_t>{1};
     std::vector<std::pair<uint32_t, uint32_t>> sites = {{0, 0}, {2, 0}};
     if (o.training) {
@@ -131,6 +136,7 @@ Report build_then_train(const BuildThenTrain& o) {
         sites.push_back({3, static_cast<uint32_t>(loops.size() - 1)});
     }
     Program run(with(loops, sites, 5000));
+    run.loops_.end_ts = std::max<uint64_t>(6000, o.exit_ts);
     if (o.nested_in_free) {
         run.free(60, run.alloc(55, 3));
         run.free(460, run.alloc(455, 3));
@@ -186,7 +192,7 @@ TEST(Verdicts, WhatALibrarysLoopInsideOneCallBuildsIsRetained) {
     once.training = false;
     Report r = build_then_train(once);
     EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
-    EXPECT_TRUE(r.sites[0].built_in_one_call);
+    EXPECT_EQ(r.sites[0].retained_because, RetainedBecause::BuiltInOneCall);
     EXPECT_EQ(r.sites[0].held_through, -1);
     BuildThenTrain twice = once;
     twice.called_twice = true;
@@ -194,6 +200,42 @@ TEST(Verdicts, WhatALibrarysLoopInsideOneCallBuildsIsRetained) {
     BuildThenTrain frees = once;
     frees.build_frees = true;
     EXPECT_EQ(build_then_train(frees).sites[0].verdict, Verdict::Leak);
+}
+
+// The first pass of a step through a model's layers, seen only through the segments PyTorch's
+// caching allocator grew for it (the cache keeps them; later steps reuse them unseen): a loop
+// entered once inside another, after which the program ran on, three times as long and at least
+// a second, to its exit.
+TEST(Verdicts, WhatACachesFirstPassGrewInsideAnOuterLoopIsRetained) {
+    BuildThenTrain first_pass;
+    first_pass.training = false;
+    first_pass.seen_through_cache = true;
+    first_pass.inside_another_loop = true;
+    first_pass.exit_ts = 600 + kCacheQuietFloorNs;
+    Report r = build_then_train(first_pass);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
+    EXPECT_EQ(r.sites[0].retained_because, RetainedBecause::FirstPassOfCache);
+    EXPECT_EQ(r.sites[0].live_at_teardown, 6u);
+    // Tensors, not segments: their loop keeping them is what a leak is.
+    BuildThenTrain tensors = first_pass;
+    tensors.seen_through_cache = false;
+    EXPECT_EQ(build_then_train(tensors).sites[0].verdict, Verdict::Leak);
+    // No loop around it: nothing says the program went on to do the same again.
+    BuildThenTrain alone = first_pass;
+    alone.inside_another_loop = false;
+    EXPECT_EQ(build_then_train(alone).sites[0].verdict, Verdict::Leak);
+    // Entered again: the cache grew in a later pass too.
+    BuildThenTrain twice = first_pass;
+    twice.called_twice = true;
+    EXPECT_EQ(build_then_train(twice).sites[0].verdict, Verdict::Leak);
+    // The exit came too soon after it: the interpreter's teardown alone may take that long.
+    BuildThenTrain soon = first_pass;
+    soon.exit_ts = 600 + kCacheQuietFloorNs - 1;
+    EXPECT_EQ(build_then_train(soon).sites[0].verdict, Verdict::Leak);
+    // Marked iterations are the user's word that each one is a step.
+    BuildThenTrain marked = first_pass;
+    marked.build_source = "markers";
+    EXPECT_EQ(build_then_train(marked).sites[0].verdict, Verdict::Leak);
 }
 
 TEST(Verdicts, ReleasedAfterItsLoopWhileTheProgramGoesOnIsAnAccumulation) {
