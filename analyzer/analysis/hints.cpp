@@ -129,20 +129,20 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "; if that first loop runs over data (batches, samples), it is a leak: keep only "
                 "what you need of each item");
         }
-        if (s.verdict == Verdict::Retained &&
-            s.retained_because == RetainedBecause::FirstPassOfCache && s.loop >= 0 &&
-            static_cast<size_t>(s.loop) < report.loops.size()) {
+        if (s.verdict == Verdict::Retained && s.retained_because == RetainedBecause::CacheWarmUp &&
+            s.loop >= 0 && static_cast<size_t>(s.loop) < report.loops.size()) {
             const LoopSummary& loop = report.loops[s.loop];
             Frame head;
             head.file = loop.file;
             head.line = loop.loop_line ? loop.loop_line : loop.line;
             s.hints.push_back(
-                "not counted as a leak: PyTorch's caching allocator grew these segments while the "
-                "loop at " +
+                "not counted as a leak: PyTorch's caching allocator grew these segments early in "
+                "the loop at " +
                 frame_location(head) +
-                " ran once, in one pass of a loop around it (the first step's pass through the "
-                "layers, say), and the later passes asked for none: the cache keeps them for "
-                "reuse. `gpuleak run --per-tensor` shows which tensors they hold");
+                " (the first steps' activations, an optimizer's state) and never again for the "
+                "rest of the run: the cache keeps them for reuse. If that loop ran over data "
+                "until then and another loop ran after it, they were a leak: `gpuleak run "
+                "--per-tensor` shows which tensors they hold");
         }
         if (s.verdict == Verdict::Leak && s.loop >= 0 && loops.loops[s.loop].source == "threads") {
             const Loop& rounds = loops.loops[s.loop];

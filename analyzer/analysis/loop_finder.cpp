@@ -140,20 +140,6 @@ struct LoopFinder::State {
         return static_cast<int>(std::find(chain.begin(), chain.end(), loop_line) - chain.begin());
     }
 
-    // Whether the source shows loop `l` inside another loop statement: around its own statement
-    // (around its head's line, where no statement of its own is known), or around the line of a
-    // frame of the program's own code that called its function.
-    bool inside_another_loop(const FoundLoop& l) {
-        const LoopStatement& at_head = statement(l.head);
-        if (l.loop_line > 0
-                ? nested_at(l.head, l.loop_line) + 1 < static_cast<int>(at_head.chain.size())
-                : at_head.context == LoopContext::InLoop)
-            return true;
-        for (uint32_t n = calls[l.head].parent; n; n = calls[n].parent)
-            if (calls[n].user && statement(n).context == LoopContext::InLoop) return true;
-        return false;
-    }
-
     uint32_t parent_of(const std::vector<uint32_t>& path, size_t level) const {
         return level ? path[level - 1] : 0;
     }
@@ -402,9 +388,8 @@ std::vector<Loop> LoopFinder::finish(uint64_t end_ts) {
         l.head = f.head;
         l.body_end_pc = f.end_pc;
         l.loop_line = f.loop_line;
-        const LoopStatement& at_head = state_->statement(f.head);
-        l.head_outside_loops = f.loop_line == 0 && at_head.context == LoopContext::NotInLoop;
-        l.inside_another_loop = state_->inside_another_loop(f);
+        l.head_outside_loops =
+            f.loop_line == 0 && state_->statement(f.head).context == LoopContext::NotInLoop;
         // Taken, not copied: a long job's loop has millions of starts.
         l.starts = f.starts.take();
         l.run_starts = std::move(f.run_starts);

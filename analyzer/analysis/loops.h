@@ -68,9 +68,6 @@ struct Loop {
     // Inferred: the source shows the head's line in no loop statement, so what repeats is a loop
     // inside what that line calls (a library's), not the line itself.
     bool head_outside_loops = false;
-    // Inferred: the source shows its loop statement inside another one, of its function or of a
-    // caller's line, so that all of its iterations ran in one iteration of that outer loop.
-    bool inside_another_loop = false;
     // Every allocation in it is a segment of PyTorch's caching allocator (Site::
     // from_caching_allocator): all that showed of it is where the cache grew.
     bool seen_through_cache = false;

@@ -42,7 +42,7 @@ enum class RetainedBecause {
     HeldThroughLaterLoop, // made by a loop that only builds, then held unchanged through a later
                           // one
     BuiltInOneCall,       // made by a library's loop inside one call of a line in no loop
-    FirstPassOfCache,     // segments a caching allocator grew in one pass of an outer loop
+    CacheWarmUp,          // segments a caching allocator grew early in a run, then no more
 };
 
 struct SiteStats {

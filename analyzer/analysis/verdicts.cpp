@@ -340,26 +340,24 @@ void settle_setup_loops(const std::vector<SiteLoopStats>& pairs, const Loops& lo
     }
 }
 
-// See verdicts.h: what a caching allocator grew in one pass of an outer loop is its working set.
-void settle_cache_first_passes(const std::vector<SiteLoopStats>& pairs, const Loops& loops,
-                               std::vector<Judgement>& judged) {
+// See verdicts.h: what a caching allocator grew early in a run and never again is its working set.
+void settle_cache_warm_ups(const std::vector<SiteLoopStats>& pairs, const Loops& loops,
+                           std::vector<Judgement>& judged) {
     for (size_t i = 0; i < pairs.size(); ++i) {
         const SiteLoopStats& p = pairs[i];
         if (judged[i].verdict != Verdict::Leak || p.loop < 0) continue;
         const Loop& l = loops.loops[p.loop];
-        if (l.source != "inferred" || !l.seen_through_cache || !l.inside_another_loop ||
-            l.run_starts.size() != 1)
-            continue;
-        // The program went on for much longer without the cache growing here. The process's
-        // exit is the only time seen after it (nothing else reaches the driver), and it comes
-        // after the interpreter's and the driver's teardown, hence the floor.
+        if (l.source != "inferred" || !l.seen_through_cache) continue;
+        // The process's exit is the only time seen after the cache's last growth here (nothing
+        // else reaches the driver), and it comes after the interpreter's and the driver's
+        // teardown, hence the floor.
         const uint64_t last = l.starts.back(), span = last - l.starts.front();
         if (loops.end_ts < last ||
             loops.end_ts - last < std::max(kCacheQuietFactor * span, kCacheQuietFloorNs))
             continue;
         judged[i] = Judgement{};
         judged[i].verdict = Verdict::Retained;
-        judged[i].retained_because = RetainedBecause::FirstPassOfCache;
+        judged[i].retained_because = RetainedBecause::CacheWarmUp;
     }
 }
 
@@ -380,7 +378,7 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
     }
     forgive_leaks_cut_by_the_end(pairs, loops, judged);
     settle_setup_loops(pairs, loops, judged);
-    settle_cache_first_passes(pairs, loops, judged);
+    settle_cache_warm_ups(pairs, loops, judged);
     for (size_t i = 0; i < pairs.size(); ++i) {
         const SiteLoopStats& p = pairs[i];
         if (p.site >= report.sites.size()) continue;

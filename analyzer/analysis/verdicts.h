@@ -29,13 +29,14 @@
 // range(n_layers): layers.append(Block())`), bounded by a count of configuration rather than of
 // data; a loop over data that frees nothing (an evaluation keeping every output with its graph, run
 // before the training) reads the same, and its hint says so. Last, a leak of a loop seen only
-// through the segments of PyTorch's caching allocator (its default) is retained when the loop ran
-// once, inside a loop the source shows around it, and the program then ran on for three times as
-// long, and at least a second, without the cache growing there: the cache keeps its segments for
-// good, so the first pass through a model's layers, keeping activations for the backward pass,
-// asks for one per layer and reads as a leak, while the later steps reuse them unseen. A leak asks
-// for more through the whole run. Nothing else reaches the driver after the first pass, so the
-// "ran on" is the process's exit (a trace without an end record keeps the leak).
+// through the segments of PyTorch's caching allocator (its default) is retained when the process
+// then ran on for three times as long as the loop had been growing, and at least a second, without
+// it growing again: the cache keeps its segments for good and reuses them unseen, so the first
+// steps of any training (activations kept for the backward pass, an optimizer's state, a step
+// that finds the cache taken by that state) ask for segments and read as a leak, while the steps
+// after them show nothing at all. A leak asks for more through the whole run. Nothing else reaches
+// the driver, so the "ran on" is the process's exit (a trace without an end record keeps the
+// leak); a loop that leaked early and was followed by a long one reusing the cache reads the same.
 #pragma once
 
 #include <vector>
@@ -47,8 +48,8 @@
 namespace gpuleak::analyzer {
 
 inline constexpr size_t kAccumulationSteps = 6;
-// A loop seen only through a caching allocator's segments is that cache's first pass (above) when
-// the program ran this many times its span after it, and at least this long (ns).
+// A loop seen only through a caching allocator's segments is that cache warming up (above) when
+// the process ran on this many times the loop's span after it, and at least this long (ns).
 inline constexpr uint64_t kCacheQuietFactor = 3;
 inline constexpr uint64_t kCacheQuietFloorNs = 1'000'000'000;
 

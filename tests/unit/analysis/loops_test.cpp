@@ -167,36 +167,6 @@ TEST(LoopFinder, NestedLoopsEachGetTheirOwnIterations) {
     EXPECT_EQ(loops[inner].iterations(), 24u);
 }
 
-// Where the source shows another loop statement around a loop's: of its own function, or at a
-// line of the program's own code that called it. All a caching allocator shows of a step's first
-// pass through a model's layers (analysis/verdicts.h).
-TEST(LoopFinder, KnowsWhetherTheSourceShowsAnotherLoopAroundALoop) {
-    Program p;
-    // main: for step (line 2): for block (line 3): block() (line 4); run() (line 6), in no loop.
-    p.chains = {{{"main", 4}, {3, 2}}};
-    // forward: for block (line 11): block() (line 12); called by train's line 21, in a for.
-    p.loop_lines = {{"forward", 12}, {"train", 21}};
-    auto nested = p.path({{"main", 4}, {"block", 30}});
-    auto called_in_loop = p.path({{"train", 21}, {"forward", 12}, {"block", 30}});
-    auto alone = p.path({{"run", 6}, {"forward", 12}, {"block", 30}});
-    LoopFinder f(p.calls, &Program::oracle, &p);
-    in_turn(f, 3, {&nested});
-    in_turn(f, 3, {&called_in_loop}, 100);
-    in_turn(f, 3, {&alone}, 200);
-    auto loops = f.finish(1000);
-    ASSERT_EQ(loops.size(), 3u);
-    int64_t a = f.loop_of(1, nested), b = f.loop_of(1, called_in_loop), c = f.loop_of(1, alone);
-    ASSERT_GE(a, 0);
-    ASSERT_GE(b, 0);
-    ASSERT_GE(c, 0);
-    EXPECT_EQ(loops[a].loop_line, 3);
-    EXPECT_TRUE(loops[a].inside_another_loop);
-    EXPECT_EQ(loops[b].loop_line, 11);
-    EXPECT_TRUE(loops[b].inside_another_loop);
-    EXPECT_EQ(loops[c].loop_line, 11);
-    EXPECT_FALSE(loops[c].inside_another_loop);
-}
-
 // for step (line 2): for rep (line 3): x (4) where `at_4(rep)`, model(x) (5); noise (6). Five
 // steps of `reps` repetitions; the loops found, and those holding lines 4, 5 and 6.
 struct StepsOfReps {

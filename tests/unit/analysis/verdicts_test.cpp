@@ -122,8 +122,6 @@ Report build_then_train(const BuildThenTrain& o) {
     loops[0].source = o.build_source;
     loops[0].allocations = 6;
     loops[0].head_outside_loops = o.head_outside_loops;
-    loops[0].seen_through_cache = o.seen_through_cache;
-    loops[0].inside_another_loop = o.inside_another_loop;
     loops[0].run_starts = o.called_twice ? std::vector<uint32_t>{1, 4} : std::vector<uint32_t>{1};
     std::vector<std::pair<uint32_t, uint32_t>> sites = {{0, 0}, {2, 0}};
     if (o.training) {
@@ -136,7 +134,6 @@ Report build_then_train(const BuildThenTrain& o) {
         sites.push_back({3, static_cast<uint32_t>(loops.size() - 1)});
     }
     Program run(with(loops, sites, 5000));
-    run.loops_.end_ts = std::max<uint64_t>(6000, o.exit_ts);
     if (o.nested_in_free) {
         run.free(60, run.alloc(55, 3));
         run.free(460, run.alloc(455, 3));
@@ -202,40 +199,59 @@ TEST(Verdicts, WhatALibrarysLoopInsideOneCallBuildsIsRetained) {
     EXPECT_EQ(build_then_train(frees).sites[0].verdict, Verdict::Leak);
 }
 
-// The first pass of a step through a model's layers, seen only through the segments PyTorch's
-// caching allocator grew for it (the cache keeps them; later steps reuse them unseen): a loop
-// entered once inside another, after which the program ran on, three times as long and at least
-// a second, to its exit.
-TEST(Verdicts, WhatACachesFirstPassGrewInsideAnOuterLoopIsRetained) {
-    BuildThenTrain first_pass;
-    first_pass.training = false;
-    first_pass.seen_through_cache = true;
-    first_pass.inside_another_loop = true;
-    first_pass.exit_ts = 600 + kCacheQuietFloorNs;
-    Report r = build_then_train(first_pass);
+// A loop of 8 iterations, `step` ns apart from `step` on, each growing site 0 by one segment that
+// is kept; the process exits at `exit_ts`.
+struct CacheGrowth {
+    bool seen_through_cache = true; // every allocation of the loop a caching allocator's segment
+    std::string source = "inferred";
+    uint64_t step = 1'000'000;
+    uint64_t exit_ts = 8'000'000 + kCacheQuietFloorNs;
+};
+
+Report cache_growth(const CacheGrowth& o) {
+    Loop l = make_loop(0, 1, o.step, o.step, 8, 9 * o.step, false);
+    l.source = o.source;
+    l.seen_through_cache = o.seen_through_cache;
+    Program run(with({l}, {{0, 0}}, 9 * o.step + 1));
+    run.loops_.end_ts = o.exit_ts;
+    for (uint64_t i = 1; i <= 8; ++i)
+        run.alloc(i * o.step + 1, 0, 2 << 20);
+    run.alloc(9 * o.step + 1, 1); // after the loop: the program goes on
+    return run.finish(o.exit_ts);
+}
+
+// The first steps of a training run seen only through the segments PyTorch's caching allocator
+// grew for them (it keeps them, and the later steps reuse them unseen): retained when the process
+// then ran on for three times as long, and at least a second, before its exit.
+TEST(Verdicts, WhatACachingAllocatorGrewOnlyEarlyInARunIsRetained) {
+    Report r = cache_growth({});
     EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
-    EXPECT_EQ(r.sites[0].retained_because, RetainedBecause::FirstPassOfCache);
-    EXPECT_EQ(r.sites[0].live_at_teardown, 6u);
+    EXPECT_EQ(r.sites[0].retained_because, RetainedBecause::CacheWarmUp);
+    EXPECT_EQ(r.sites[0].live_at_teardown, 8u);
     // Tensors, not segments: their loop keeping them is what a leak is.
-    BuildThenTrain tensors = first_pass;
+    CacheGrowth tensors;
     tensors.seen_through_cache = false;
-    EXPECT_EQ(build_then_train(tensors).sites[0].verdict, Verdict::Leak);
-    // No loop around it: nothing says the program went on to do the same again.
-    BuildThenTrain alone = first_pass;
-    alone.inside_another_loop = false;
-    EXPECT_EQ(build_then_train(alone).sites[0].verdict, Verdict::Leak);
-    // Entered again: the cache grew in a later pass too.
-    BuildThenTrain twice = first_pass;
-    twice.called_twice = true;
-    EXPECT_EQ(build_then_train(twice).sites[0].verdict, Verdict::Leak);
-    // The exit came too soon after it: the interpreter's teardown alone may take that long.
-    BuildThenTrain soon = first_pass;
-    soon.exit_ts = 600 + kCacheQuietFloorNs - 1;
-    EXPECT_EQ(build_then_train(soon).sites[0].verdict, Verdict::Leak);
+    EXPECT_EQ(cache_growth(tensors).sites[0].verdict, Verdict::Leak);
+    // The exit came less than a second after: the interpreter's teardown alone may take that long.
+    CacheGrowth soon;
+    soon.exit_ts -= 1;
+    EXPECT_EQ(cache_growth(soon).sites[0].verdict, Verdict::Leak);
+    // Growing for 7 s (iterations 1 s apart) and quiet for less than 21 s after: still growing,
+    // as far as anything shows.
+    CacheGrowth slow;
+    slow.step = 1'000'000'000;
+    slow.exit_ts = 8 * slow.step + 3 * (7 * slow.step) - 1;
+    EXPECT_EQ(cache_growth(slow).sites[0].verdict, Verdict::Leak);
+    slow.exit_ts += 1;
+    EXPECT_EQ(cache_growth(slow).sites[0].verdict, Verdict::Retained);
+    // A trace without an end record ends at its last event.
+    CacheGrowth killed;
+    killed.exit_ts = 0;
+    EXPECT_EQ(cache_growth(killed).sites[0].verdict, Verdict::Leak);
     // Marked iterations are the user's word that each one is a step.
-    BuildThenTrain marked = first_pass;
-    marked.build_source = "markers";
-    EXPECT_EQ(build_then_train(marked).sites[0].verdict, Verdict::Leak);
+    CacheGrowth marked;
+    marked.source = "markers";
+    EXPECT_EQ(cache_growth(marked).sites[0].verdict, Verdict::Leak);
 }
 
 TEST(Verdicts, ReleasedAfterItsLoopWhileTheProgramGoesOnIsAnAccumulation) {
