@@ -129,6 +129,13 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "; if that first loop runs over data (batches, samples), it is a leak: keep only "
                 "what you need of each item");
         }
+        if (s.verdict == Verdict::Growth && site.from_caching_allocator())
+            s.hints.push_back(
+                "PyTorch's caching allocator asked for ever larger segments here: each request "
+                "was larger than the blocks freed before it (inputs growing: batch or sequence "
+                "sizes), so what it reserves grows with the largest input; pad inputs to a few "
+                "fixed sizes, or try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. If the "
+                "tensors themselves are kept, it is a leak: `gpuleak run --per-tensor` tells");
         if (s.verdict == Verdict::Retained && s.retained_because == RetainedBecause::CacheWarmUp &&
             s.loop >= 0 && static_cast<size_t>(s.loop) < report.loops.size()) {
             const LoopSummary& loop = report.loops[s.loop];

@@ -361,6 +361,17 @@ void settle_cache_warm_ups(const std::vector<SiteLoopStats>& pairs, const Loops&
     }
 }
 
+// See verdicts.h: a cache that grows by ever larger segments grows for ever larger requests.
+void settle_cache_growth(const std::vector<SiteLoopStats>& pairs, const Loops& loops,
+                         std::vector<Judgement>& judged) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        const SiteLoopStats& p = pairs[i];
+        if (judged[i].verdict == Verdict::Leak && p.loop >= 0 && p.each_larger &&
+            loops.loops[p.loop].seen_through_cache)
+            judged[i].verdict = Verdict::Growth;
+    }
+}
+
 } // namespace
 
 void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops, Report& report) {
@@ -379,6 +390,7 @@ void decide_verdicts(const std::vector<SiteLoopStats>& pairs, const Loops& loops
     forgive_leaks_cut_by_the_end(pairs, loops, judged);
     settle_setup_loops(pairs, loops, judged);
     settle_cache_warm_ups(pairs, loops, judged);
+    settle_cache_growth(pairs, loops, judged);
     for (size_t i = 0; i < pairs.size(); ++i) {
         const SiteLoopStats& p = pairs[i];
         if (p.site >= report.sites.size()) continue;

@@ -296,6 +296,21 @@ TEST_P(PythonSeeds, WhatTheCachingAllocatorGrewInTheFirstStepsIsNoLeak) {
     }
 }
 
+// Batches growing each step, every tensor freed: the cache asks for ever larger segments, which
+// reads as a leak of the loop (a segment per step, held to the end) and is growth.
+TEST_P(PythonSeeds, ACacheGrowingForLargerBatchesIsGrowthNotALeak) {
+    Json rep = run_cached(GetParam(), "growing_batches");
+    EXPECT_TRUE(leak_headlines(rep).empty()) << rep["sites"].dump(1);
+    int growing = 0;
+    for (const auto& s : rep["sites"]) {
+        if (s["verdict"] != "growth") continue;
+        ++growing;
+        EXPECT_TRUE(has_hint(s["hints"], "ever larger segments")) << s.dump(1);
+    }
+    EXPECT_GE(growing, 1) << rep["sites"].dump(1);
+    EXPECT_TRUE(leak_headlines(run_seed(GetParam(), "growing_batches")).empty());
+}
+
 // With the cache on, the field reports' leaks that outgrow the cache's free blocks within a few
 // iterations still read as leaks, and what is freed as none. (A leak smaller than what the cache
 // holds free never reaches the driver: per_fold's models share one 20 MiB segment.)

@@ -293,6 +293,20 @@ def training_with_adam(_model):
     return len(optimizer.state)
 
 
+def growing_batches(_model):
+    """Each batch larger than the last, every tensor freed: the cache grows, the program keeps
+    nothing (torch_growing.py on a GPU)."""
+    weight = torch.empty(4 * BATCH)
+    batch = BATCH
+    while batch <= 60 * BATCH:
+        x = torch.empty(batch)
+        y = torch.Tensor(2 * batch, grad_fn=(x, weight))
+        y.item()
+        del x, y
+        batch = batch * 3 // 2
+    return 0
+
+
 def training_steps_keeping_outputs(model):
     """The same steps, each one's output (and with it its activations) kept."""
     return training_steps(model, keep=True)

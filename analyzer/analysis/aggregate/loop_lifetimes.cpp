@@ -101,6 +101,8 @@ void LoopLifetimes::on_alloc(Allocation& a) {
     a.iteration = iteration(p.loop);
     if (p.first_iteration < 0) p.first_iteration = a.iteration;
     p.allocations += 1;
+    p.each_larger = p.each_larger && a.size > p.largest;
+    p.largest = std::max(p.largest, a.size);
     if (a.iteration != p.last_birth) p.last_birth = a.iteration, p.live_born_last = 0;
     p.live_born_last += 1;
     p.live_count += 1;

@@ -35,6 +35,9 @@ struct SiteLoopStats {
     uint64_t live_born_last = 0;
     uint64_t teardown_count = 0, teardown_bytes = 0; // live when the teardown began
     uint64_t emptied_ts = 0; // the last time its live count fell to 0 (0: never)
+    // Every allocation larger than all before it (a cache growing for ever larger requests).
+    bool each_larger = true;
+    uint64_t largest = 0;
 };
 
 class LoopLifetimes : public TimedAggregator {

@@ -206,6 +206,7 @@ struct CacheGrowth {
     std::string source = "inferred";
     uint64_t step = 1'000'000;
     uint64_t exit_ts = 8'000'000 + kCacheQuietFloorNs;
+    bool larger_each_time = false; // each segment larger than the one before it
 };
 
 Report cache_growth(const CacheGrowth& o) {
@@ -215,7 +216,7 @@ Report cache_growth(const CacheGrowth& o) {
     Program run(with({l}, {{0, 0}}, 9 * o.step + 1));
     run.loops_.end_ts = o.exit_ts;
     for (uint64_t i = 1; i <= 8; ++i)
-        run.alloc(i * o.step + 1, 0, 2 << 20);
+        run.alloc(i * o.step + 1, 0, o.larger_each_time ? i << 21 : 2 << 20);
     run.alloc(9 * o.step + 1, 1); // after the loop: the program goes on
     return run.finish(o.exit_ts);
 }
@@ -252,6 +253,25 @@ TEST(Verdicts, WhatACachingAllocatorGrewOnlyEarlyInARunIsRetained) {
     CacheGrowth marked;
     marked.source = "markers";
     EXPECT_EQ(cache_growth(marked).sites[0].verdict, Verdict::Leak);
+}
+
+// Segments each larger than the last: the cache could not reuse what was freed for a larger
+// request (inputs growing), which grows what it reserves, not what the program keeps.
+TEST(Verdicts, ACachingAllocatorGrowingByEverLargerSegmentsIsGrowth) {
+    CacheGrowth growing;
+    growing.larger_each_time = true;
+    growing.exit_ts = 0; // no warm-up: growing to the end
+    Report r = cache_growth(growing);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Growth);
+    EXPECT_GT(r.sites[0].growth_bytes_per_iteration, 0);
+    // Segments of one size keep coming: something keeps what they hold.
+    CacheGrowth same = growing;
+    same.larger_each_time = false;
+    EXPECT_EQ(cache_growth(same).sites[0].verdict, Verdict::Leak);
+    // Tensors each larger than the last, all kept: a leak.
+    CacheGrowth tensors = growing;
+    tensors.seen_through_cache = false;
+    EXPECT_EQ(cache_growth(tensors).sites[0].verdict, Verdict::Leak);
 }
 
 TEST(Verdicts, ReleasedAfterItsLoopWhileTheProgramGoesOnIsAnAccumulation) {
