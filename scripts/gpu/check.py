@@ -191,6 +191,17 @@ def check_leak(truth, report, mode, framework):
             f"{live_count} segments, {mib(live_bytes)}", "PASS" if ok else "FAIL")
     top = top_site(report)
     check_python_line("leak line", mode, report, top, leak, strict=framework != "jax")
+    verdict = top.get("verdict") if top else None
+    row("leak verdict", mode, "leak (the site holding most)", verdict or "no site",
+        "PASS" if verdict == "leak" else "FAIL")
+
+
+def check_no_false_leak(report, mode):
+    """A loop that frees what it makes, and a cache grown for larger inputs, are no leak."""
+    flagged = [f"{s.get('verdict')} at {headline_text(s)}" for s in report["sites"]
+               if s.get("verdict") in ("leak", "accumulation")]
+    row("no false leak", mode, "no leak or accumulation", "; ".join(flagged) or "none",
+        "FAIL" if flagged else "PASS")
 
 
 def check_oom(truth, report, mode):
@@ -227,6 +238,8 @@ def check_python(truth, report, mode):
     if truth.get("expected_peak") is not None and truth["scenario"] in ("clean-loop", "growing"):
         check_bytes("peak", mode, framework, s["peak_bytes"], truth["expected_peak"],
                     truth["expected_peak_source"])
+    if truth["scenario"] in ("clean-loop", "growing"):
+        check_no_false_leak(report, mode)
     if "leak" in truth:
         check_leak(truth, report, mode, framework)
     if "oom" in truth:

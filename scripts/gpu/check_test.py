@@ -95,11 +95,29 @@ class PythonTest(unittest.TestCase):
 
     def test_per_tensor_leak_with_python_frames(self):
         head = frame("python", "<module>", "torch_leak.py", 20)
-        r = report([site(0, head, 3, 24 * MIB), site(1, frame("python", "<module>", SCRIPT, 14), 1, MIB)],
+        r = report([site(0, head, 3, 24 * MIB, verdict="leak"),
+                    site(1, frame("python", "<module>", SCRIPT, 14), 1, MIB, verdict="retained")],
                    25 * MIB)
         v = verdicts(rows(check.check_python, self.leak_truth("cudaMallocAsync"), r, "cudaMallocAsync"))
         self.assertEqual(v, {"live bytes": "PASS", "leak count": "PASS",
-                             "leak line": "PASS"})
+                             "leak line": "PASS", "leak verdict": "PASS"})
+        r["sites"][0]["verdict"] = "retained"
+        v = verdicts(rows(check.check_python, self.leak_truth("cudaMallocAsync"), r, "cudaMallocAsync"))
+        self.assertEqual(v["leak verdict"], "FAIL")
+
+    def test_a_leak_in_a_clean_loop_or_a_growing_cache_fails(self):
+        for scenario in ("clean-loop", "growing"):
+            truth = {"framework": "torch", "scenario": scenario, "mode": "default",
+                     "expected_live": 24 * MIB, "expected_live_source": "reserved"}
+            clean = [site(0, frame("python", "<module>", SCRIPT, 14), 3, 24 * MIB,
+                          verdict="growth")]
+            v = verdicts(rows(check.check_python, truth, report(clean, 24 * MIB), "default"))
+            self.assertEqual(v["no false leak"], "PASS")
+            clean[0]["verdict"] = "leak"
+            table = rows(check.check_python, truth, report(clean, 24 * MIB), "default")
+            flagged = [x for x in table if x[0] == "no false leak"][0]
+            self.assertEqual(flagged[4], "FAIL")
+            self.assertIn("torch_leak.py:14", flagged[3])
 
     def test_wrong_line_fails_and_no_python_frames_is_pending(self):
         r = report([site(0, frame("python", "<module>", SCRIPT, 19), 3, 24 * MIB)], 24 * MIB)
