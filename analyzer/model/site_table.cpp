@@ -28,16 +28,22 @@ SiteTable::SiteTable(const LoadedTrace& trace, Symbolizer& symbolizer, StackMode
     : trace_(trace), symbolizer_(symbolizer), mode_(mode) {}
 
 bool Site::from_caching_allocator() const {
-    auto has = [](const std::string& text) {
-        static constexpr std::string_view kName = "cudacachingallocator";
-        return std::search(text.begin(), text.end(), kName.begin(), kName.end(),
+    // `needle` in lower case.
+    auto has = [](const std::string& text, std::string_view needle) {
+        return std::search(text.begin(), text.end(), needle.begin(), needle.end(),
                            [](char a, char b) {
                                return std::tolower(static_cast<unsigned char>(a)) == b;
                            }) != text.end();
     };
-    for (const Frame& f : frames)
-        if (has(f.function) || has(f.file)) return true;
-    return false;
+    bool caching = false;
+    for (const Frame& f : frames) {
+        // PyTorch's cudaMallocAsync backend (`--per-tensor`) lives in the caching allocator's
+        // namespace (c10::cuda::CUDACachingAllocator::CudaMallocAsync) and allocates per tensor.
+        if (has(f.function, "cudamallocasync")) return false;
+        caching = caching || has(f.function, "cudacachingallocator") ||
+                  has(f.file, "cudacachingallocator");
+    }
+    return caching;
 }
 
 bool SiteTable::in_tracer_module(uint64_t ip) {

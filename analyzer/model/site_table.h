@@ -47,8 +47,8 @@ struct Site {
     std::vector<uint32_t> path;
     const Frame* headline() const { return headline_index < 0 ? nullptr : &frames[headline_index]; }
     // A segment PyTorch's caching allocator asked for (c10::cuda::CUDACachingAllocator in its
-    // frames), not a tensor: whichever tensor found the cache full made it, and it is given back
-    // only by torch.cuda.empty_cache().
+    // frames, but not its cudaMallocAsync backend), not a tensor: whichever tensor found the cache
+    // full made it, and it is given back only by torch.cuda.empty_cache().
     bool from_caching_allocator() const;
 };
 
