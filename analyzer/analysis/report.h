@@ -39,9 +39,8 @@ const char* verdict_name(Verdict v);
 // Why what a loop kept to the end is retained, not a leak (analysis/verdicts.h).
 enum class RetainedBecause {
     None,
-    HeldThroughLaterLoop, // made by a loop that only builds, then held unchanged through a later
-                          // one
-    BuiltInOneCall,       // made by a library's loop inside one call of a line in no loop
+    HeldThroughLaterLoop, // built by a loop, then held unchanged through a later loop
+    BuiltInOneCall,       // built by a library's loop inside one call of a line in no loop
     CacheWarmUp,          // segments a caching allocator grew early in a run, then no more
 };
 
