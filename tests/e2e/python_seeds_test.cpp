@@ -266,8 +266,10 @@ TEST_P(PythonSeeds, SitesThroughOneHelperAreNamedByTheirCallers) {
 
 // PyTorch's default, its caching allocator (fake_torch's emulation): the driver sees segments, not
 // tensors, and a loop that frees what it makes asks for them only in its first pass.
-Json run_cached(const std::string& python, const std::string& scenario) {
-    return run_seed(python, scenario, {{"FAKE_TORCH_CACHING", "1"}});
+Json run_cached(const std::string& python, const std::string& scenario,
+                std::map<std::string, std::string> env = {}) {
+    env["FAKE_TORCH_CACHING"] = "1";
+    return run_seed(python, scenario, std::move(env));
 }
 
 // The first steps of a training run grow the cache: the first step's pass through the blocks
@@ -326,6 +328,20 @@ TEST_P(PythonSeeds, UnderTheCachingAllocatorLeaksStayLeaksAndNothingElseIs) {
           "workers_per_epoch_released", "pool_per_epoch_released", "model_to_device"}) {
         Json rep = run_cached(GetParam(), clean);
         EXPECT_TRUE(leak_headlines(rep).empty()) << clean << rep["sites"].dump(1);
+    }
+}
+
+// The 65 MiB batch fails as a segment of its own (rounded to 2 MiB), then again after the cache
+// gave back what it held: both failures are the batch's line.
+TEST_P(PythonSeeds, UnderTheCachingAllocatorTheOutOfMemoryIsTheWrongBatchsLine) {
+    Json oom = run_cached(GetParam(), "wrong_batch_size", {{"FAKECUDA_CAPACITY", "41943040"}});
+    ASSERT_EQ(oom["ooms"].size(), 2u) << oom.dump(1);
+    for (const auto& o : oom["ooms"]) {
+        EXPECT_EQ(o["requested_bytes"], 66u << 20);
+        const Json* site = site_by_id(oom, o["site"]);
+        ASSERT_NE(site, nullptr);
+        std::set<std::pair<std::string, int>> got{python_headline(*site)};
+        EXPECT_EQ(got, marked_lines("wrong_batch_size"));
     }
 }
 
