@@ -162,13 +162,16 @@ class PythonTest(unittest.TestCase):
 class OverheadAndInputTest(unittest.TestCase):
     def test_overhead(self):
         plain = {"ms_per_step": 2.0, "final_loss": 1.0}
-        traced_report = {"summary": {"complete": True}}
+        traced_report = {"summary": {"complete": True},
+                         "sites": [site(0, frame("python", "step", SCRIPT, 30), verdict="retained")]}
         v = verdicts(rows(check.check_overhead, plain, {"ms_per_step": 2.2, "final_loss": 1.0},
                           traced_report, "default"))
-        self.assertEqual(v, {"overhead": "PASS", "traced exit": "PASS"})
+        self.assertEqual(v, {"overhead": "PASS", "traced exit": "PASS", "no false leak": "PASS"})
+        leaky = {"summary": {"complete": False},
+                 "sites": [site(0, frame("python", "step", SCRIPT, 30), verdict="leak")]}
         v = verdicts(rows(check.check_overhead, plain, {"ms_per_step": 2.2, "final_loss": 1.5},
-                          {"summary": {"complete": False}}, "default"))
-        self.assertEqual(v, {"overhead": "FAIL", "traced exit": "FAIL"})
+                          leaky, "default"))
+        self.assertEqual(v, {"overhead": "FAIL", "traced exit": "FAIL", "no false leak": "FAIL"})
 
     def test_unreadable_input_is_a_fail_row(self):
         with tempfile.TemporaryDirectory() as d:
