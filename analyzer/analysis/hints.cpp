@@ -75,7 +75,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
     // request.
     std::vector<uint64_t> segment_sizes;
     for (const SiteStats& s : report.sites)
-        if (s.allocations && table.site(s.site).from_caching_allocator())
+        if (s.allocations && table.site(s.site).caching_segment)
             segment_sizes.push_back(s.bytes_allocated / s.allocations);
     std::sort(segment_sizes.begin(), segment_sizes.end());
     uint64_t typical_segment =
@@ -104,7 +104,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
         if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Accumulation) &&
-            site.from_caching_allocator())
+            site.caching_segment)
             s.hints.push_back(
                 "these are segments of PyTorch's caching allocator: memory kept in this loop "
                 "(any tensor of the iteration) never went back to the cache, so it grew; each "
@@ -129,7 +129,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "; if that first loop runs over data (batches, samples), it is a leak: keep only "
                 "what you need of each item");
         }
-        if (s.verdict == Verdict::Growth && site.from_caching_allocator())
+        if (s.verdict == Verdict::Growth && site.caching_segment)
             s.hints.push_back(
                 "PyTorch's caching allocator asked for ever larger segments here: each request "
                 "was larger than the blocks freed before it (inputs growing: batch or sequence "
@@ -166,7 +166,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "loaded onto cuda:0 by torch.load in rank " + rank +
                 ": every process places a copy on device 0; pass map_location='cpu' or the "
                 "process's own device to torch.load");
-        if (site.from_caching_allocator() && s.live_bytes_end[0] && typical_segment &&
+        if (site.caching_segment && s.live_bytes_end[0] && typical_segment &&
             s.largest >= 4 * typical_segment &&
             s.first_iteration > static_cast<int64_t>(loops.warmup) + 1)
             s.hints.push_back(
@@ -176,8 +176,8 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "or torch.cuda.empty_cache() after such batches");
         // A segment's size is the cache's choice, not a request's (20 MiB for any of 1 to 10).
         uint64_t typical = report.summary.median_allocation_bytes;
-        if (typical && !site.from_caching_allocator() && s.largest >= 8 * typical &&
-            s.allocations <= 2 && s.largest == s.bytes_allocated)
+        if (typical && !site.caching_segment && s.largest >= 8 * typical && s.allocations <= 2 &&
+            s.largest == s.bytes_allocated)
             s.hints.push_back("one request of " + human_bytes(s.largest) + " is " +
                               times(static_cast<double>(s.largest) / typical) +
                               " the typical allocation (" + human_bytes(typical) +

@@ -69,7 +69,7 @@ struct Loop {
     // inside what that line calls (a library's), not the line itself.
     bool head_outside_loops = false;
     // Every allocation in it is a segment of PyTorch's caching allocator
-    // (Site::from_caching_allocator): all that shows of it is where the cache grew.
+    // (Site::caching_segment): all that shows of it is where the cache grew.
     bool seen_through_cache = false;
     std::vector<uint64_t> starts; // iteration start times (ns), ascending; iteration k starts at
                                   // starts[k-1]

@@ -1,10 +1,9 @@
 #include "model/site_table.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
-#include <string_view>
 
+#include "model/caching_allocator.h"
 #include "python/line_table.h"
 #include "python/merge.h"
 #include "symbolize/demangle.h"
@@ -26,25 +25,6 @@ constexpr int kRuntimeDepth = 32;
 
 SiteTable::SiteTable(const LoadedTrace& trace, Symbolizer& symbolizer, StackMode mode)
     : trace_(trace), symbolizer_(symbolizer), mode_(mode) {}
-
-bool Site::from_caching_allocator() const {
-    // `needle` in lower case.
-    auto has = [](const std::string& text, std::string_view needle) {
-        return std::search(text.begin(), text.end(), needle.begin(), needle.end(),
-                           [](char a, char b) {
-                               return std::tolower(static_cast<unsigned char>(a)) == b;
-                           }) != text.end();
-    };
-    bool caching = false;
-    for (const Frame& f : frames) {
-        // PyTorch's cudaMallocAsync backend (`--per-tensor`) lives in the caching allocator's
-        // namespace (c10::cuda::CUDACachingAllocator::CudaMallocAsync) and allocates per tensor.
-        if (has(f.function, "cudamallocasync")) return false;
-        caching = caching || has(f.function, "cudacachingallocator") ||
-                  has(f.file, "cudacachingallocator");
-    }
-    return caching;
-}
 
 bool SiteTable::in_tracer_module(uint64_t ip) {
     const std::string& module = symbolizer_.module_of(ip);
@@ -119,6 +99,8 @@ std::vector<Frame> SiteTable::python_frames(uint32_t py_node, std::vector<bool>*
 void SiteTable::finish_site(Site& site) {
     for (Frame& f : site.frames)
         f.origin = classify_frame(f);
+    if (caching_ < 0) caching_ = pytorch_caches(trace_.process) ? 1 : 0;
+    site.caching_segment = caching_ && in_caching_allocator(site.frames);
     auto first = [&](auto&& want) {
         for (size_t i = 0; i < site.frames.size(); ++i)
             if (want(site.frames[i])) return static_cast<int>(i);

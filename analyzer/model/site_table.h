@@ -46,10 +46,8 @@ struct Site {
     // named frames outside the CUDA runtime count as its own for loop detection.
     std::vector<uint32_t> path;
     const Frame* headline() const { return headline_index < 0 ? nullptr : &frames[headline_index]; }
-    // A segment PyTorch's caching allocator asked for (c10::cuda::CUDACachingAllocator in its
-    // frames, but not its cudaMallocAsync backend), not a tensor: whichever tensor found the cache
-    // full made it, and it is given back only by torch.cuda.empty_cache().
-    bool from_caching_allocator() const;
+    // A segment of PyTorch's caching allocator, not a tensor (model/caching_allocator.h).
+    bool caching_segment = false;
 };
 
 class SiteTable {
@@ -78,6 +76,7 @@ private:
     const LoadedTrace& trace_;
     Symbolizer& symbolizer_;
     StackMode mode_;
+    int caching_ = -1; // pytorch_caches(): -1 until the first site asks
     std::unordered_map<uint32_t, uint32_t> trimmed_;
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> by_key_;
     // Sites by their frames outside the interpreter: stacks that differ only in CPython's own C

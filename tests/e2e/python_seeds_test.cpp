@@ -313,6 +313,22 @@ TEST_P(PythonSeeds, ACacheGrowingForLargerBatchesIsGrowthNotALeak) {
     EXPECT_TRUE(leak_headlines(run_seed(GetParam(), "growing_batches")).empty());
 }
 
+// PyTorch without caching (PYTORCH_NO_CUDA_MEMORY_CACHING, `--per-tensor --no-cache`) still
+// allocates from the caching allocator's code, one cudaMalloc per tensor: those are tensors, and
+// a leak followed by a long quiet loop stays a leak, as it is without that code. Under the cache
+// the same program reads as the cache's warm-up (the documented miss).
+TEST_P(PythonSeeds, WithoutCachingTheCachingAllocatorsCodeAllocatesTensors) {
+    const std::string scenario = "leak_then_long_steady_loop";
+    const auto leak = marked_lines(scenario);
+    EXPECT_EQ(leak_headlines(run_seed(GetParam(), scenario)), leak);
+    Json uncached = run_cached(GetParam(), scenario, {{"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}});
+    EXPECT_EQ(leak_headlines(uncached), leak) << uncached["sites"].dump(1);
+    for (const auto& s : uncached["sites"])
+        EXPECT_FALSE(has_hint(s["hints"], "caching allocator")) << s.dump(1);
+    Json cached = run_cached(GetParam(), scenario);
+    EXPECT_TRUE(leak_headlines(cached).empty()) << cached["sites"].dump(1);
+}
+
 // With the cache on, the field reports' leaks that outgrow the cache's free blocks within a few
 // iterations still read as leaks, and what is freed as none. (A leak smaller than what the cache
 // holds free never reaches the driver: per_fold's models share one 20 MiB segment.)

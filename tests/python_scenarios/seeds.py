@@ -307,6 +307,22 @@ def growing_batches(_model):
     return 0
 
 
+def leak_then_long_steady_loop(_model):
+    """Steps that keep their outputs, then a longer loop that keeps nothing. Under the cache the
+    second loop reuses segments unseen, and the first reads as the cache's warm-up: the miss
+    docs/loops-and-verdicts.md describes. Without caching it is a leak, whatever code allocates."""
+    kept = []
+    for _ in range(6):
+        scratch = torch.empty(4096)
+        kept.append(torch.empty(4 * BATCH))  # LEAK
+        del scratch
+    for _ in range(STEPS):
+        x = torch.empty(BATCH)
+        del x
+        time.sleep(STEP_SECONDS)
+    return len(kept)
+
+
 def training_steps_keeping_outputs(model):
     """The same steps, each one's output (and with it its activations) kept."""
     return training_steps(model, keep=True)

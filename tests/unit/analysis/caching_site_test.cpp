@@ -1,44 +1,61 @@
-// Which sites are PyTorch caching-allocator segments: the verdicts read those differently
-// (analysis/verdicts.h), so a tensor taken for a segment would lose its leak.
+// Which sites are PyTorch caching-allocator segments (model/caching_allocator.h): the verdicts
+// read those differently (analysis/verdicts.h), so a tensor taken for a segment would lose its
+// leak.
 #include <gtest/gtest.h>
 
+#include "model/caching_allocator.h"
 #include "model/site_table.h"
 
 namespace gpuleak::analyzer {
 namespace {
 
-Site with_frames(std::initializer_list<std::pair<const char*, const char*>> functions_files) {
-    Site s;
-    for (auto [function, file] : functions_files) {
+std::vector<Frame> frames(std::initializer_list<std::pair<const char*, const char*>> functions) {
+    std::vector<Frame> out;
+    for (auto [function, file] : functions) {
         Frame f;
         f.function = function;
         f.file = file;
-        s.frames.push_back(f);
+        out.push_back(f);
     }
-    return s;
+    return out;
 }
 
-TEST(Site, IsACachingAllocatorSegmentOnlyUnderItsNativeBackend) {
-    EXPECT_TRUE(with_frames({{"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::"
-                              "malloc(signed char, unsigned long, CUstream_st*)",
-                              "CUDACachingAllocator.cpp"},
-                             {"forward", "model.py"}})
-                    .from_caching_allocator());
+TEST(CachingAllocator, SegmentsAreAskedForThroughItsNativeBackend) {
+    EXPECT_TRUE(in_caching_allocator(
+        frames({{"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed "
+                 "char, unsigned long, CUstream_st*)",
+                 "CUDACachingAllocator.cpp"},
+                {"forward", "model.py"}})));
     // fake_torch's emulation, named by its file.
-    EXPECT_TRUE(
-        with_frames({{"CachingAllocator._new_segment", "fake_torch/CUDACachingAllocator.py"}})
-            .from_caching_allocator());
+    EXPECT_TRUE(in_caching_allocator(
+        frames({{"CachingAllocator._new_segment", "fake_torch/CUDACachingAllocator.py"}})));
     // `--per-tensor`: PyTorch's cudaMallocAsync backend, in the same namespace.
-    EXPECT_FALSE(with_frames({{"c10::cuda::CUDACachingAllocator::CudaMallocAsync::mallocAsync("
-                               "void**, signed char, unsigned long, CUstream_st*)",
-                               "CUDAMallocAsyncAllocator.cpp"},
-                              {"c10::cuda::CUDACachingAllocator::CudaMallocAsync::"
-                               "CudaMallocAsyncAllocator::malloc(void**, signed char, unsigned "
-                               "long, CUstream_st*)",
-                               "CUDAMallocAsyncAllocator.cpp"}})
-                     .from_caching_allocator());
-    EXPECT_FALSE(with_frames({{"at::empty", "TensorFactories.cpp"}, {"forward", "model.py"}})
-                     .from_caching_allocator());
+    EXPECT_FALSE(in_caching_allocator(
+        frames({{"c10::cuda::CUDACachingAllocator::CudaMallocAsync::mallocAsync(void**, signed "
+                 "char, unsigned long, CUstream_st*)",
+                 "CUDAMallocAsyncAllocator.cpp"},
+                {"c10::cuda::CUDACachingAllocator::CudaMallocAsync::CudaMallocAsyncAllocator::"
+                 "malloc(void**, signed char, unsigned long, CUstream_st*)",
+                 "CUDAMallocAsyncAllocator.cpp"}})));
+    EXPECT_FALSE(in_caching_allocator(
+        frames({{"at::empty", "TensorFactories.cpp"}, {"forward", "model.py"}})));
+}
+
+// Without caching, PyTorch still allocates from the caching allocator's code, one cudaMalloc per
+// tensor: the process's environment tells.
+TEST(CachingAllocator, IsOffWhereTheEnvironmentTurnsCachingOff) {
+    ProcessInfo p;
+    EXPECT_TRUE(pytorch_caches(p));
+    p.env = {"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"};
+    EXPECT_TRUE(pytorch_caches(p));
+    p.env = {"PYTORCH_NO_CUDA_MEMORY_CACHING=0"};
+    EXPECT_TRUE(pytorch_caches(p));
+    p.env = {"PYTORCH_NO_CUDA_MEMORY_CACHING=1"};
+    EXPECT_FALSE(pytorch_caches(p));
+    p.env = {"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,backend:cudaMallocAsync"};
+    EXPECT_FALSE(pytorch_caches(p));
+    p.env = {"PYTORCH_ALLOC_CONF=backend:cudaMallocAsync"};
+    EXPECT_FALSE(pytorch_caches(p));
 }
 
 } // namespace
