@@ -309,6 +309,7 @@ std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& cal
         }
         s.loop_line = l.loop_line;
         s.iterations = l.iterations();
+        s.seen_through_cache = l.seen_through_cache;
         s.start_s = l.starts.empty() ? 0 : static_cast<double>(l.starts.front()) / 1e9;
         s.end_s = static_cast<double>(l.end_ts) / 1e9;
         s.allocations = l.allocations;

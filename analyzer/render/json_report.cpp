@@ -45,6 +45,7 @@ Json loops_json(const Report& r) {
                        {"line", l.line ? Json(l.line) : Json(nullptr)},
                        {"loop_line", l.loop_line ? Json(l.loop_line) : Json(nullptr)},
                        {"iterations", l.iterations},
+                       {"seen_through_cache", l.seen_through_cache},
                        {"start_s", l.start_s},
                        {"end_s", l.end_s},
                        {"allocations", l.allocations}});

@@ -53,6 +53,9 @@ std::string sparkline(const std::vector<uint64_t>& values) {
     return out;
 }
 
+// After a loop's iteration count, where all that showed of it is the caching allocator's growth.
+constexpr const char* kOnlyCacheGrowth = " (only those that grew PyTorch's cache show)";
+
 // The same loop run by several threads is one line.
 void print_loops(const Report& r, const RenderOptions& o, std::ostream& out) {
     struct Group {
@@ -86,6 +89,7 @@ void print_loops(const Report& r, const RenderOptions& o, std::ostream& out) {
         out << "  " << loop_place(*g.first) << ", " << with_commas(g.min_iterations);
         if (g.max_iterations != g.min_iterations) out << "-" << with_commas(g.max_iterations);
         out << " iteration" << (g.max_iterations == 1 ? "" : "s");
+        if (g.first->seen_through_cache) out << kOnlyCacheGrowth;
         if (g.threads > 1) out << " in each of " << g.threads << " threads";
         out << "\n";
     }
@@ -187,7 +191,8 @@ std::string loop_place(const LoopSummary& l) {
 
 std::string loop_line(const Report& r, const LoopSummary& l) {
     std::string out = loop_place(l) + ", " + with_commas(l.iterations) + " iteration" +
-                      (l.iterations == 1 ? "" : "s");
+                      (l.iterations == 1 ? "" : "s") +
+                      (l.seen_through_cache ? kOnlyCacheGrowth : "");
     if (l.thread >= 0 && r.summary.pid) {
         bool several = false;
         for (const LoopSummary& o : r.loops)

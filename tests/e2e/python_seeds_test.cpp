@@ -289,7 +289,12 @@ TEST_P(PythonSeeds, WhatTheCachingAllocatorGrewInTheFirstStepsIsNoLeak) {
             EXPECT_EQ(s["verdict"], "retained") << s.dump(1);
         }
         EXPECT_GE(grown, 1) << scenario << rep["sites"].dump(1);
+        // Only the iterations that grew the cache show, and the report says so.
+        for (const auto& l : rep["loops"])
+            EXPECT_TRUE(l["seen_through_cache"]) << l.dump();
     }
+    for (const auto& l : run_seed(GetParam(), "training_steps")["loops"])
+        EXPECT_FALSE(l["seen_through_cache"]) << l.dump();
     Json kept = run_cached(GetParam(), "training_steps_keeping_outputs");
     EXPECT_FALSE(leak_headlines(kept).empty()) << kept["sites"].dump(1);
     for (const auto& s : kept["sites"]) {
