@@ -39,6 +39,14 @@ bool training(const Site& site) {
     return any_frame(site, {"train", "fit", "backward"});
 }
 
+// "train.py:30": the loop's for/while line where the source shows it, else its head's line.
+std::string loop_location(const LoopSummary& loop) {
+    Frame head;
+    head.file = loop.file;
+    head.line = loop.loop_line ? loop.loop_line : loop.line;
+    return frame_location(head);
+}
+
 std::string times(double ratio) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0fx", ratio);
@@ -118,14 +126,10 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
         if (s.verdict == Verdict::Retained &&
             s.retained_because == RetainedBecause::HeldThroughLaterLoop && s.held_through >= 0 &&
             static_cast<size_t>(s.held_through) < report.loops.size()) {
-            const LoopSummary& later = report.loops[s.held_through];
-            Frame head;
-            head.file = later.file;
-            head.line = later.loop_line ? later.loop_line : later.line;
             s.hints.push_back(
                 "not counted as a leak: made by a loop that frees nothing while it runs (building "
                 "a model's layers, say), then held unchanged through the later loop at " +
-                frame_location(head) +
+                loop_location(report.loops[s.held_through]) +
                 "; if that first loop runs over data (batches, samples), it is a leak: keep only "
                 "what you need of each item");
         }
@@ -138,14 +142,10 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "tensors themselves are kept, it is a leak: `gpuleak run --per-tensor` tells");
         if (s.verdict == Verdict::Retained && s.retained_because == RetainedBecause::CacheWarmUp &&
             s.loop >= 0 && static_cast<size_t>(s.loop) < report.loops.size()) {
-            const LoopSummary& loop = report.loops[s.loop];
-            Frame head;
-            head.file = loop.file;
-            head.line = loop.loop_line ? loop.loop_line : loop.line;
             s.hints.push_back(
                 "not counted as a leak: PyTorch's caching allocator grew these segments early in "
                 "the loop at " +
-                frame_location(head) +
+                loop_location(report.loops[s.loop]) +
                 " (the first steps' activations, an optimizer's state) and never again for the "
                 "rest of the run: the cache keeps them for reuse. If that loop ran over data "
                 "until then and another loop ran after it, they were a leak: `gpuleak run "
