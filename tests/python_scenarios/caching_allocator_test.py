@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""fake_torch's caching allocator against the rules of PyTorch's that the verdicts depend on: what
-reaches the driver (segment sizes, reuse, splitting and merging, the retry after a failure).
+"""fake_torch's caching allocators against the rules of PyTorch's that the verdicts depend on: what
+reaches the driver (segment sizes, reuse, splitting and merging, the retry after a failure; for
+pinned host memory, blocks per power of two, never split).
 
 usage: python3 caching_allocator_test.py   (ctest: python_scenarios.caching_allocator)
 """
@@ -9,14 +10,14 @@ import os
 import unittest
 
 MIB = 1 << 20
-SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages", "fake_torch",
-                      "CUDACachingAllocator.py")
+FAKE_TORCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages", "fake_torch")
 
 
-def load():
+def load(name="CUDACachingAllocator"):
     """The module alone, read afresh (it reads the environment when loaded), without fake_torch's
     __init__, which loads the CUDA runtime."""
-    spec = importlib.util.spec_from_file_location("caching_allocator_under_test", SOURCE)
+    spec = importlib.util.spec_from_file_location(name + "_under_test",
+                                                  os.path.join(FAKE_TORCH, name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -137,6 +138,60 @@ class UncachedTest(unittest.TestCase):
             self.assertEqual(driver.frees, [1000, 1000, 1000])
         finally:
             del os.environ["PYTORCH_NO_CUDA_MEMORY_CACHING"]
+
+
+class HostDriver:
+    """cudaHostAlloc / cudaFreeHost as the fake runtime answers them, with a log."""
+
+    def __init__(self):
+        self.next, self.live, self.allocs, self.frees = 1 << 32, {}, [], []
+
+    def cudaHostAlloc(self, out, size, flags):
+        ptr, self.next = self.next, self.next + size
+        out._obj.value = ptr
+        self.live[ptr] = size
+        self.allocs.append(size)
+        return 0
+
+    def cudaFreeHost(self, ptr):
+        self.frees.append(self.live.pop(ptr.value))
+        return 0
+
+
+class HostCacheTest(unittest.TestCase):
+    def setUp(self):
+        self.driver = HostDriver()
+        self.allocator = load("CachingHostAllocator").CachingHostAllocator(self.driver)
+
+    def test_requests_are_rounded_to_powers_of_two(self):
+        for nbytes in (1000, 1024, 1025, 3 * MIB):
+            self.allocator.malloc(nbytes)
+        self.assertEqual(self.driver.allocs, [1024, 1024, 2048, 4 * MIB])
+
+    def test_a_freed_block_serves_its_power_of_two_only_and_is_never_split(self):
+        big = self.allocator.malloc(MIB)
+        self.allocator.free(big)
+        small = self.allocator.malloc(1000)  # the free 1 MiB block is not cut
+        self.assertEqual(self.driver.allocs, [MIB, 1024])
+        self.allocator.free(small)
+        self.assertEqual(self.allocator.malloc(MIB - 5), big)
+        self.assertEqual(self.driver.allocs, [MIB, 1024])
+
+    def test_batches_in_flight_grow_it_then_it_serves_them(self):
+        in_flight = [self.allocator.malloc(MIB) for _ in range(3)]
+        for _ in range(20):  # a batch done, the next pinned
+            self.allocator.free(in_flight.pop(0))
+            in_flight.append(self.allocator.malloc(MIB))
+        self.assertEqual(self.driver.allocs, [MIB] * 3)
+        self.assertEqual(self.driver.frees, [])
+
+    def test_empty_cache_gives_back_the_free_blocks(self):
+        held = self.allocator.malloc(MIB)
+        self.allocator.free(self.allocator.malloc(2 * MIB))
+        self.allocator.empty_cache()
+        self.assertEqual(self.driver.frees, [2 * MIB])
+        self.allocator.free(held)
+        self.assertEqual(self.allocator.malloc(MIB), held)
 
 
 if __name__ == "__main__":
