@@ -83,7 +83,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
     // request.
     std::vector<uint64_t> segment_sizes;
     for (const SiteStats& s : report.sites)
-        if (s.allocations && table.site(s.site).caching_segment)
+        if (s.allocations && table.site(s.site).caching_segment())
             segment_sizes.push_back(s.bytes_allocated / s.allocations);
     std::sort(segment_sizes.begin(), segment_sizes.end());
     uint64_t typical_segment =
@@ -111,8 +111,14 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                     "loop (e.g. per cross-validation fold) stays alive; del it, then "
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
-        if ((s.verdict == Verdict::Leak || s.verdict == Verdict::Accumulation) &&
-            site.caching_segment)
+        const bool kept = s.verdict == Verdict::Leak || s.verdict == Verdict::Accumulation;
+        if (kept && site.cached == CachedBlock::PinnedHost)
+            s.hints.push_back(
+                "these are blocks of PyTorch's pinned-memory cache (DataLoader(pin_memory=True), "
+                "Tensor.pin_memory()): it needed a new one in every iteration, so pinned batches "
+                "stay alive past their step (a list of batches or of their CPU tensors, say); "
+                "keep only what you need of each batch (loss.item(), a .clone() of a slice)");
+        if (kept && site.caching_segment())
             s.hints.push_back(
                 "these are segments of PyTorch's caching allocator: memory kept in this loop "
                 "(any tensor of the iteration) never went back to the cache, so it grew; each "
@@ -133,15 +139,30 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "; if that first loop runs over data (batches, samples), it is a leak: keep only "
                 "what you need of each item");
         }
-        if (s.verdict == Verdict::Growth && site.caching_segment)
+        if (s.verdict == Verdict::Growth && site.cached == CachedBlock::PinnedHost)
+            s.hints.push_back(
+                "PyTorch's pinned-memory cache made a new block for each larger batch (it keeps "
+                "blocks per power-of-two size and never splits them): what it holds grows with the "
+                "largest batch; pad batches to a few fixed sizes");
+        if (s.verdict == Verdict::Growth && site.caching_segment())
             s.hints.push_back(
                 "PyTorch's caching allocator asked for ever larger segments here: each request "
                 "was larger than the blocks freed before it (inputs growing: batch or sequence "
                 "sizes), so what it reserves grows with the largest input; pad inputs to a few "
                 "fixed sizes, or try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. If the "
                 "tensors themselves are kept, it is a leak: `gpuleak run --per-tensor` tells");
-        if (s.verdict == Verdict::Retained && s.retained_because == RetainedBecause::CacheWarmUp &&
-            s.loop >= 0 && static_cast<size_t>(s.loop) < report.loops.size()) {
+        const bool warm_up = s.verdict == Verdict::Retained &&
+                             s.retained_because == RetainedBecause::CacheWarmUp && s.loop >= 0 &&
+                             static_cast<size_t>(s.loop) < report.loops.size();
+        if (warm_up && site.cached == CachedBlock::PinnedHost)
+            s.hints.push_back(
+                "not counted as a leak: PyTorch's pinned-memory cache grew these blocks in the "
+                "loop at " +
+                loop_location(report.loops[s.loop]) +
+                " for the batches in flight at once, early in the run, and later only for a new "
+                "batch shape (an epoch's shorter last batch, say): the cache keeps them for "
+                "reuse");
+        if (warm_up && site.caching_segment()) {
             s.hints.push_back(
                 "not counted as a leak: PyTorch's caching allocator grew these segments early in "
                 "the loop at " +
@@ -166,7 +187,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "loaded onto cuda:0 by torch.load in rank " + rank +
                 ": every process places a copy on device 0; pass map_location='cpu' or the "
                 "process's own device to torch.load");
-        if (site.caching_segment && s.live_bytes_end[0] && typical_segment &&
+        if (site.caching_segment() && s.live_bytes_end[0] && typical_segment &&
             s.largest >= 4 * typical_segment &&
             s.first_iteration > static_cast<int64_t>(loops.warmup) + 1)
             s.hints.push_back(
@@ -176,7 +197,7 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "or torch.cuda.empty_cache() after such batches");
         // A segment's size is the cache's choice, not a request's (20 MiB for any of 1 to 10).
         uint64_t typical = report.summary.median_allocation_bytes;
-        if (typical && !site.caching_segment && s.largest >= 8 * typical && s.allocations <= 2 &&
+        if (typical && !site.caching_segment() && s.largest >= 8 * typical && s.allocations <= 2 &&
             s.largest == s.bytes_allocated)
             s.hints.push_back("one request of " + human_bytes(s.largest) + " is " +
                               times(static_cast<double>(s.largest) / typical) +

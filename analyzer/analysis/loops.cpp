@@ -201,7 +201,7 @@ struct LoopPass::State {
     void mark_loops_seen_through_cache() {
         std::vector<int> segments(out.loops.size(), -1); // -1: no site yet; 0: a tensor's too
         for (const auto& [key, loop] : out.by_site_thread) {
-            bool segment = sites.site(static_cast<uint32_t>(key >> 32)).caching_segment;
+            bool segment = sites.site(static_cast<uint32_t>(key >> 32)).in_pytorch_cache();
             segments[loop] = (segments[loop] != 0) && segment;
         }
         for (Loop& l : out.loops)

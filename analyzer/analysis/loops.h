@@ -68,8 +68,8 @@ struct Loop {
     // Inferred: the source shows the head's line in no loop statement, so what repeats is a loop
     // inside what that line calls (a library's), not the line itself.
     bool head_outside_loops = false;
-    // Every allocation in it is a segment of PyTorch's caching allocator
-    // (Site::caching_segment): all that shows of it is where the cache grew.
+    // Every allocation in it is a block one of PyTorch's caching allocators keeps
+    // (Site::in_pytorch_cache): all that shows of it is where the cache grew.
     bool seen_through_cache = false;
     std::vector<uint64_t> starts; // iteration start times (ns), ascending; iteration k starts at
                                   // starts[k-1]

@@ -350,8 +350,10 @@ void settle_cache_warm_ups(const std::vector<SiteLoopStats>& pairs, const Loops&
         if (l.source != "inferred" || !l.seen_through_cache) continue;
         // The process's exit is the only time seen after the cache's last growth here (nothing
         // else reaches the driver), and it comes after the interpreter's and the driver's
-        // teardown, hence the floor.
-        const uint64_t last = l.starts.back(), span = last - l.starts.front();
+        // teardown, hence the floor. The pinned-memory cache grows for a new batch shape once.
+        uint64_t last = l.starts.back();
+        if (p.pinned_host) last = std::clamp(p.last_repeated_power_ts, l.starts.front(), last);
+        const uint64_t span = last - l.starts.front();
         if (loops.end_ts < last ||
             loops.end_ts - last < std::max(kCacheQuietFactor * span, kCacheQuietFloorNs))
             continue;

@@ -37,6 +37,10 @@
 // after them show nothing at all. A leak asks for more through the whole run. Nothing else reaches
 // the driver, so the "ran on" is the process's exit (a trace without an end record keeps the
 // leak); a loop that leaked early and was followed by a long one reusing the cache reads the same.
+// PyTorch's pinned-memory cache is read alike, except that its growing ends with its last block of
+// a power of two it had made before: it keeps blocks per power of two, so a block of a new one is
+// a new batch shape (an epoch's shorter last batch, pinned late in the run), not one more batch
+// held.
 // And a leak of such a loop whose every segment was larger than all before it is growth: the cache
 // could not serve a larger request from the smaller blocks freed before it (a batch or sequence
 // growing each step), and what it reserves grows with the largest; tensors kept while growing

@@ -36,4 +36,16 @@ bool pytorch_caches(const ProcessInfo& process) {
     return true;
 }
 
+bool in_host_caching_allocator(const std::vector<Frame>& frames) {
+    return std::any_of(frames.begin(), frames.end(), [](const Frame& f) {
+        return has(f.function, "cachinghostallocator") || has(f.file, "cachinghostallocator");
+    });
+}
+
+CachedBlock cached_block(const std::vector<Frame>& frames, bool device_cache_on) {
+    if (in_host_caching_allocator(frames)) return CachedBlock::PinnedHost;
+    if (device_cache_on && in_caching_allocator(frames)) return CachedBlock::DeviceSegment;
+    return CachedBlock::None;
+}
+
 } // namespace gpuleak::analyzer

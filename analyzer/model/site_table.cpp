@@ -100,7 +100,7 @@ void SiteTable::finish_site(Site& site) {
     for (Frame& f : site.frames)
         f.origin = classify_frame(f);
     if (caching_ < 0) caching_ = pytorch_caches(trace_.process) ? 1 : 0;
-    site.caching_segment = caching_ && in_caching_allocator(site.frames);
+    site.cached = cached_block(site.frames, caching_);
     auto first = [&](auto&& want) {
         for (size_t i = 0; i < site.frames.size(); ++i)
             if (want(site.frames[i])) return static_cast<int>(i);
@@ -124,14 +124,17 @@ void SiteTable::finish_site(Site& site) {
         site.headline_reason = rule.reason;
         break;
     }
-    bool any_user = false;
-    for (const Frame& f : site.frames)
+    bool any_user = false, any_python = false;
+    for (const Frame& f : site.frames) {
         any_user = any_user || f.origin == FrameOrigin::User;
+        any_python = any_python || f.python;
+    }
     uint32_t parent = 0;
     for (size_t i = site.frames.size(); i-- > 0;) {
         const Frame& f = site.frames[i];
-        bool user = any_user ? f.origin == FrameOrigin::User
-                             : !f.function.empty() && f.origin != FrameOrigin::Runtime;
+        bool user = any_user     ? f.origin == FrameOrigin::User
+                    : any_python ? f.python
+                                 : !f.function.empty() && f.origin != FrameOrigin::Runtime;
         parent = calls_.node(parent, f.function, f.file, f.line, f.position, f.python, user, f.pc);
         site.path.push_back(parent);
     }

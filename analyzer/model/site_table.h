@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/caching_allocator.h"
 #include "model/call_tree.h"
 #include "model/frame_origin.h"
 #include "symbolize/symbolizer.h"
@@ -42,12 +43,15 @@ struct Site {
     // the innermost Python frame, else the innermost named frame. -1: no frame at all.
     int headline_index = -1;
     const char* headline_reason = "no frames recorded";
-    // CallTree nodes of every frame, outermost first. Where no frame is the program's own, the
-    // named frames outside the CUDA runtime count as its own for loop detection.
+    // CallTree nodes of every frame, outermost first. Where no frame is the program's own, its
+    // Python frames count as its own for loop detection (a library's thread: the source shows its
+    // loops), and without Python frames the named frames outside the CUDA runtime.
     std::vector<uint32_t> path;
     const Frame* headline() const { return headline_index < 0 ? nullptr : &frames[headline_index]; }
-    // A segment of PyTorch's caching allocator, not a tensor (model/caching_allocator.h).
-    bool caching_segment = false;
+    // A block one of PyTorch's caching allocators keeps, not a tensor (model/caching_allocator.h).
+    CachedBlock cached = CachedBlock::None;
+    bool caching_segment() const { return cached == CachedBlock::DeviceSegment; }
+    bool in_pytorch_cache() const { return cached != CachedBlock::None; }
 };
 
 class SiteTable {

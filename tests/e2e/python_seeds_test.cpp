@@ -318,6 +318,73 @@ TEST_P(PythonSeeds, ACacheGrowingForLargerBatchesIsGrowthNotALeak) {
     EXPECT_TRUE(leak_headlines(run_seed(GetParam(), "growing_batches")).empty());
 }
 
+// The line of fake_torch.data's `_pin_memory_loop` loop: the pin thread's loop.
+int pin_memory_loop_line() {
+    std::ifstream in(Paths::source() + "/tests/python_scenarios/site-packages/fake_torch/data.py");
+    std::string text;
+    for (int line = 1; std::getline(in, text); ++line)
+        if (text == "    while not done_event.is_set():") return line;
+    ADD_FAILURE() << "no loop in fake_torch/data.py's _pin_memory_loop";
+    return 0;
+}
+
+std::vector<Json> pinned_sites(const Json& rep) {
+    std::vector<Json> out;
+    for (const auto& s : rep["sites"])
+        for (const auto& kind : s["kinds"])
+            if (kind == "pinned_host") out.push_back(s);
+    return out;
+}
+
+// DataLoader(pin_memory=True): the loader's own thread pins each batch through PyTorch's
+// pinned-memory cache (fake_torch's emulation), which grows by the batches in flight in the first
+// steps and by a block for the first epoch's shorter last batch, then serves every batch: no
+// leak, whatever the device allocator does (the host one always caches). That thread runs no code
+// of the program's own: its loop is found in the library's Python frames, the pin loop's `while`,
+// where one loop per native frame of the stack was found before. Pinned batches the program keeps
+// make a block in every step of every epoch: a leak, whose hint says what such blocks are.
+TEST_P(PythonSeeds, APinnedMemoryCacheServingEveryBatchIsNoLeak) {
+    const int loop_line = pin_memory_loop_line();
+    const std::map<std::string, std::string> modes[] = {
+        {},
+        {{"FAKE_TORCH_CACHING", "1"}},
+        {{"FAKE_TORCH_CACHING", "1"}, {"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}}};
+    for (const auto& env : modes) {
+        Json rep = run_seed(GetParam(), "loader_with_pinned_memory", env);
+        std::string mode = "env:";
+        for (const auto& [name, value] : env)
+            mode += " " + name + "=" + value;
+        EXPECT_TRUE(leak_headlines(rep).empty()) << mode << rep["sites"].dump(1);
+        std::vector<Json> pinned = pinned_sites(rep);
+        ASSERT_EQ(pinned.size(), 1u) << mode << rep["sites"].dump(1);
+        EXPECT_EQ(pinned[0]["verdict"], "retained") << mode << pinned[0].dump(1);
+        EXPECT_TRUE(has_hint(pinned[0]["hints"], "pinned-memory cache grew these blocks"))
+            << mode << pinned[0].dump(1);
+        int pin_loops = 0;
+        for (const auto& l : rep["loops"]) {
+            const std::string file = l["file"].is_string() ? l["file"].get<std::string>() : "";
+            const std::string name = fs::path(file).filename().string();
+            EXPECT_TRUE(name == "seeds.py" || name == "data.py") << mode << l.dump();
+            if (name != "data.py") continue;
+            ++pin_loops;
+            EXPECT_EQ(last_name(l["function"]), "_pin_memory_loop") << l.dump();
+            EXPECT_EQ(l["loop_line"], loop_line) << l.dump();
+        }
+        // The second epoch's thread finds every block it needs in the cache.
+        EXPECT_EQ(pin_loops, 1) << mode << rep["loops"].dump(1);
+    }
+    Json kept = run_cached(GetParam(), "loader_keeping_pinned_batches");
+    std::vector<Json> pinned = pinned_sites(kept);
+    ASSERT_EQ(pinned.size(), 1u) << kept["sites"].dump(1);
+    EXPECT_EQ(pinned[0]["verdict"], "leak") << pinned[0].dump(1);
+    EXPECT_TRUE(has_hint(pinned[0]["hints"], "blocks of PyTorch's pinned-memory cache"))
+        << pinned[0].dump(1);
+    int pin_loops = 0;
+    for (const auto& l : kept["loops"])
+        pin_loops += l["loop_line"] == loop_line;
+    EXPECT_EQ(pin_loops, 2) << kept["loops"].dump(1);
+}
+
 // PyTorch without caching (PYTORCH_NO_CUDA_MEMORY_CACHING, `--per-tensor --no-cache`) still
 // allocates from the caching allocator's code, one cudaMalloc per tensor: those are tensors, and
 // a leak followed by a long quiet loop stays a leak, as it is without that code. Under the cache

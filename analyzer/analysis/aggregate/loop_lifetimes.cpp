@@ -1,6 +1,7 @@
 #include "analysis/aggregate/loop_lifetimes.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "analysis/verdicts.h"
 
@@ -103,6 +104,12 @@ void LoopLifetimes::on_alloc(Allocation& a) {
     p.allocations += 1;
     p.each_larger = p.each_larger && a.size > p.largest;
     p.largest = std::max(p.largest, a.size);
+    if (a.kind == format::MemKind::PinnedHost) {
+        const uint64_t power = uint64_t{1} << (std::bit_width(a.size | 1) - 1);
+        if (p.size_powers & power) p.last_repeated_power_ts = a.ts;
+        p.size_powers |= power;
+        p.pinned_host = true;
+    }
     if (a.iteration != p.last_birth) p.last_birth = a.iteration, p.live_born_last = 0;
     p.live_born_last += 1;
     p.live_count += 1;

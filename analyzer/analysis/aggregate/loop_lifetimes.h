@@ -38,6 +38,13 @@ struct SiteLoopStats {
     // Every allocation larger than all before it (a cache growing for ever larger requests).
     bool each_larger = true;
     uint64_t largest = 0;
+    // Pinned host memory: its sizes by power of two (bit k: [2^k, 2^(k+1))), and when it last
+    // allocated one of a power it had allocated before (0: never). PyTorch's pinned-memory cache
+    // keeps blocks per power of two, so its first block of a power is growth for a new batch
+    // shape (an epoch's shorter last batch), not more batches held at once.
+    bool pinned_host = false;
+    uint64_t size_powers = 0;
+    uint64_t last_repeated_power_ts = 0;
 };
 
 class LoopLifetimes : public TimedAggregator {

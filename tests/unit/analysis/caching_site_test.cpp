@@ -1,6 +1,6 @@
-// Which sites are PyTorch caching-allocator segments (model/caching_allocator.h): the verdicts
-// read those differently (analysis/verdicts.h), so a tensor taken for a segment would lose its
-// leak.
+// Which sites are blocks of PyTorch's caching allocators (model/caching_allocator.h): the verdicts
+// read those differently (analysis/verdicts.h), so a tensor taken for a cache's block would lose
+// its leak.
 #include <gtest/gtest.h>
 
 #include "model/caching_allocator.h"
@@ -56,6 +56,37 @@ TEST(CachingAllocator, IsOffWhereTheEnvironmentTurnsCachingOff) {
     EXPECT_FALSE(pytorch_caches(p));
     p.env = {"PYTORCH_ALLOC_CONF=backend:cudaMallocAsync"};
     EXPECT_FALSE(pytorch_caches(p));
+}
+
+// Tensor.pin_memory() and DataLoader(pin_memory=True): the host allocator caches whatever the
+// environment says of the device's, and is told from it by name.
+TEST(CachingAllocator, PinnedBlocksAreTheHostCachesWhateverTheDeviceCacheDoes) {
+    const std::vector<Frame> pinned = frames(
+        {{"at::cuda::(anonymous namespace)::CUDACachingHostAllocatorImpl::allocate_host_memory("
+          "unsigned long, void**)",
+          "aten/src/ATen/cuda/CachingHostAllocator.cpp"},
+         {"at::CachingHostAllocatorImpl<c10::cuda::CUDAStream, at::cuda::EventPool::Event, "
+          "at::HostBlock<c10::cuda::CUDAStream>, at::HostStats>::allocate(unsigned long)",
+          "aten/src/ATen/core/CachingHostAllocator.h"},
+         {"pin_memory", "torch/utils/data/_utils/pin_memory.py"}});
+    EXPECT_TRUE(in_host_caching_allocator(pinned));
+    EXPECT_FALSE(in_caching_allocator(pinned));
+    EXPECT_EQ(cached_block(pinned, true), CachedBlock::PinnedHost);
+    EXPECT_EQ(cached_block(pinned, false), CachedBlock::PinnedHost);
+    // fake_torch's emulation, named by its file.
+    EXPECT_EQ(cached_block(frames({{"CachingHostAllocator.malloc",
+                                    "site-packages/fake_torch/CachingHostAllocator.py"}}),
+                           false),
+              CachedBlock::PinnedHost);
+    const std::vector<Frame> segment = frames(
+        {{"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, "
+          "unsigned long, CUstream_st*)",
+          "CUDACachingAllocator.cpp"}});
+    EXPECT_EQ(cached_block(segment, true), CachedBlock::DeviceSegment);
+    EXPECT_EQ(cached_block(segment, false), CachedBlock::None);
+    // cudaHostAlloc from the program's own code is its own buffer.
+    EXPECT_EQ(cached_block(frames({{"cudaHostAlloc", ""}, {"main", "app.cpp"}}), true),
+              CachedBlock::None);
 }
 
 } // namespace

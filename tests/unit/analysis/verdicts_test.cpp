@@ -30,13 +30,15 @@ Loop make_loop(uint32_t id, uint32_t thread, uint64_t first, uint64_t step, uint
 class Program {
 public:
     explicit Program(Loops loops) : loops_(std::move(loops)), lifetimes_(loops_) {}
-    uint64_t alloc(uint64_t ts, uint32_t site, uint64_t size = 1000, uint32_t thread = 1) {
+    uint64_t alloc(uint64_t ts, uint32_t site, uint64_t size = 1000, uint32_t thread = 1,
+                   format::MemKind kind = format::MemKind::Device) {
         pairing_.time(ts);
         Allocation a;
         a.ts = ts;
         a.size = size;
         a.site = site;
         a.thread = thread;
+        a.kind = kind;
         uint64_t address = next_address_ += 4096;
         pairing_.alloc(a, address, false);
         return address;
@@ -272,6 +274,39 @@ TEST(Verdicts, ACachingAllocatorGrowingByEverLargerSegmentsIsGrowth) {
     CacheGrowth tensors = growing;
     tensors.seen_through_cache = false;
     EXPECT_EQ(cache_growth(tensors).sites[0].verdict, Verdict::Leak);
+}
+
+// A loop seen through a cache, 8 iterations 1 s apart from 1 s on: site 0 grows by a 1 MiB block
+// in each of the first four and by one of `last_size` in the eighth, all kept; the process exits
+// 10 s after the loop's last iteration began.
+Report late_block(uint64_t last_size, format::MemKind kind) {
+    const uint64_t step = 1'000'000'000;
+    Loop l = make_loop(0, 1, step, step, 8, 9 * step, false);
+    l.seen_through_cache = true;
+    Program run(with({l}, {{0, 0}}, 9 * step + 1));
+    run.loops_.end_ts = 18 * step;
+    for (uint64_t i = 1; i <= 4; ++i)
+        run.alloc(i * step + 1, 0, 1 << 20, 1, kind);
+    run.alloc(8 * step + 1, 0, last_size, 1, kind);
+    run.alloc(9 * step + 1, 1);
+    return run.finish(18 * step);
+}
+
+// DataLoader(pin_memory=True): PyTorch's pinned-memory cache grows by a block per batch in flight
+// in the first steps, and once more, late in the first epoch, for its shorter last batch: a block
+// of a new power of two, a new shape rather than more batches held at once, so the warm-up ends
+// with the fourth block (quiet 14 s after it, three times its 3 s span). A block of a power it had
+// made before, that late, is more batches held: the warm-up is the whole loop (7 s), too long for
+// the 10 s after it. Device segments are not read per power of two.
+TEST(Verdicts, APinnedCachesBlockForANewBatchShapeDoesNotProlongItsWarmUp) {
+    Report shorter = late_block(512 << 10, format::MemKind::PinnedHost);
+    EXPECT_EQ(shorter.sites[0].verdict, Verdict::Retained);
+    EXPECT_EQ(shorter.sites[0].retained_because, RetainedBecause::CacheWarmUp);
+    EXPECT_EQ(late_block(1 << 20, format::MemKind::PinnedHost).sites[0].verdict, Verdict::Leak);
+    // Not a power of two, but of the same power as the first blocks: one more batch held.
+    EXPECT_EQ(late_block(1 << 20 | 4096, format::MemKind::PinnedHost).sites[0].verdict,
+              Verdict::Leak);
+    EXPECT_EQ(late_block(512 << 10, format::MemKind::Device).sites[0].verdict, Verdict::Leak);
 }
 
 TEST(Verdicts, ReleasedAfterItsLoopWhileTheProgramGoesOnIsAnAccumulation) {
