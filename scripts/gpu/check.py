@@ -204,6 +204,21 @@ def check_no_false_leak(report, mode):
         "FAIL" if flagged else "PASS")
 
 
+def names_host_cache(site):
+    return any("cachinghostallocator" in f"{f.get('function')} {f.get('file')}".lower()
+               for f in site.get("frames", []))
+
+
+def check_pinned_cache(report, mode):
+    """Pinned batches are read as PyTorch's pinned-memory cache only where their stacks name it."""
+    pinned = [s for s in report["sites"] if "pinned_host" in s.get("kinds", [])]
+    unnamed = [headline_text(s) for s in pinned if not names_host_cache(s)]
+    observed = (f"{len(pinned)} pinned sites ({', '.join(s.get('verdict', '?') for s in pinned)})"
+                + (f"; no CachingHostAllocator frame at {'; '.join(unnamed)}" if unnamed else ""))
+    row("pinned cache", mode, "pinned sites through CachingHostAllocator", observed,
+        "PASS" if pinned and not unnamed else "FAIL")
+
+
 def check_oom(truth, report, mode):
     oom = truth["oom"]
     if not oom["raised"]:
@@ -235,11 +250,14 @@ def check_python(truth, report, mode):
     s = report["summary"]
     check_bytes("live bytes", mode, framework, s["live_bytes_end"], truth["expected_live"],
                 truth["expected_live_source"])
+    no_leak = ("clean-loop", "growing", "pinned-loader")
     if truth.get("expected_peak") is not None and truth["scenario"] in ("clean-loop", "growing"):
         check_bytes("peak", mode, framework, s["peak_bytes"], truth["expected_peak"],
                     truth["expected_peak_source"])
-    if truth["scenario"] in ("clean-loop", "growing"):
+    if truth["scenario"] in no_leak:
         check_no_false_leak(report, mode)
+    if truth["scenario"] == "pinned-loader":
+        check_pinned_cache(report, mode)
     if "leak" in truth:
         check_leak(truth, report, mode, framework)
     if "oom" in truth:

@@ -119,6 +119,30 @@ class PythonTest(unittest.TestCase):
             self.assertEqual(flagged[4], "FAIL")
             self.assertIn("torch_leak.py:14", flagged[3])
 
+    def test_pinned_batches_must_be_read_as_the_host_cache(self):
+        truth = {"framework": "torch", "scenario": "pinned-loader", "mode": "default",
+                 "expected_live": 24 * MIB, "expected_live_source": "reserved"}
+        cache = frame("native", "at::cuda::(anonymous namespace)::CUDACachingHostAllocatorImpl::"
+                      "allocate_host_memory(unsigned long, void**)")
+        pinned = site(1, frame("python", "pin_memory", "pin_memory.py", 64), kinds=["pinned_host"],
+                      verdict="retained")
+        pinned["frames"] = [cache, pinned["headline"]]
+        device = site(0, frame("python", "<module>", SCRIPT, 14), 3, 24 * MIB, verdict="retained")
+        v = verdicts(rows(check.check_python, truth, report([device, pinned], 24 * MIB), "default"))
+        self.assertEqual(v, {"live bytes": "PASS", "no false leak": "PASS", "pinned cache": "PASS"})
+        pinned["verdict"] = "leak"
+        v = verdicts(rows(check.check_python, truth, report([device, pinned], 24 * MIB), "default"))
+        self.assertEqual(v["no false leak"], "FAIL")
+        # Frames without the cache's name: the analyzer cannot know them for its blocks.
+        pinned.update(verdict="retained", frames=[pinned["headline"]])
+        table = rows(check.check_python, truth, report([device, pinned], 24 * MIB), "default")
+        named = [x for x in table if x[0] == "pinned cache"][0]
+        self.assertEqual(named[4], "FAIL")
+        self.assertIn("pin_memory.py:64", named[3])
+        # No pinned memory at all: the loader did not pin, nothing was checked.
+        v = verdicts(rows(check.check_python, truth, report([device], 24 * MIB), "default"))
+        self.assertEqual(v["pinned cache"], "FAIL")
+
     def test_wrong_line_fails_and_no_python_frames_is_pending(self):
         r = report([site(0, frame("python", "<module>", SCRIPT, 19), 3, 24 * MIB)], 24 * MIB)
         v = verdicts(rows(check.check_python, self.leak_truth("no-caching"), r, "no-caching"))
