@@ -342,7 +342,8 @@ std::vector<Json> pinned_sites(const Json& rep) {
 // leak, whatever the device allocator does (the host one always caches). That thread runs no code
 // of the program's own: its loop is found in the library's Python frames, the pin loop's `while`,
 // where one loop per native frame of the stack was found before. Pinned batches the program keeps
-// make a block in every step of every epoch: a leak, whose hint says what such blocks are.
+// make a block in every step of every epoch: a leak, whose hint says what such blocks are. Without
+// workers (the training loop pins), no leak either.
 TEST_P(PythonSeeds, APinnedMemoryCacheServingEveryBatchIsNoLeak) {
     const int loop_line = pin_memory_loop_line();
     const std::map<std::string, std::string> modes[] = {
@@ -373,6 +374,10 @@ TEST_P(PythonSeeds, APinnedMemoryCacheServingEveryBatchIsNoLeak) {
         // The second epoch's thread finds every block it needs in the cache.
         EXPECT_EQ(pin_loops, 1) << mode << rep["loops"].dump(1);
     }
+    // Without workers the training loop's own thread pins each batch as it fetches it.
+    Json in_loop = run_cached(GetParam(), "loader_pinning_in_the_loop");
+    EXPECT_TRUE(leak_headlines(in_loop).empty()) << in_loop["sites"].dump(1);
+    EXPECT_FALSE(pinned_sites(in_loop).empty()) << in_loop["sites"].dump(1);
     Json kept = run_cached(GetParam(), "loader_keeping_pinned_batches");
     std::vector<Json> pinned = pinned_sites(kept);
     ASSERT_EQ(pinned.size(), 1u) << kept["sites"].dump(1);

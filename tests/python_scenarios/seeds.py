@@ -335,14 +335,15 @@ EPOCH_STEPS = 12
 LOADER_STEP_SECONDS = 0.06
 
 
-def loader_with_pinned_memory(_model, keep=False):
+def loader_with_pinned_memory(_model, keep=False, num_workers=2):
     """DataLoader(pin_memory=True) over two epochs whose last batch is smaller: the loader's thread
     pins batches ahead of the steps, so the pinned cache grows by the batches in flight and by the
     first short batch, then serves every batch."""
     net = Net(6)
     kept = []
     for _epoch in range(2):
-        for batch in data.DataLoader([BATCH] * (EPOCH_STEPS - 1) + [BATCH // 3]):
+        loader = data.DataLoader([BATCH] * (EPOCH_STEPS - 1) + [BATCH // 3], num_workers=num_workers)
+        for batch in loader:
             x = batch.cuda(non_blocking=True)
             net(x).item()
             if keep:
@@ -354,6 +355,11 @@ def loader_with_pinned_memory(_model, keep=False):
 
 def loader_keeping_pinned_batches(model):
     return loader_with_pinned_memory(model, keep=True)
+
+
+def loader_pinning_in_the_loop(model):
+    """Without workers the training loop's own thread pins each batch as it fetches the next."""
+    return loader_with_pinned_memory(model, num_workers=0)
 
 
 if __name__ == "__main__":
