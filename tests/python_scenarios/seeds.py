@@ -344,7 +344,7 @@ def loader_with_pinned_memory(_model, keep=False, num_workers=2):
     for _epoch in range(2):
         loader = data.DataLoader([BATCH] * (EPOCH_STEPS - 1) + [BATCH // 3], num_workers=num_workers)
         for batch in loader:
-            x = batch.cuda(non_blocking=True)
+            x = batch[0].cuda(non_blocking=True)
             net(x).item()
             if keep:
                 kept.append(batch)  # every pinned batch kept: a block a batch
