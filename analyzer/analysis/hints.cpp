@@ -15,8 +15,9 @@ std::string lower(std::string s) {
     return s;
 }
 
-bool any_frame(const Site& site, const std::vector<const char*>& needles) {
+bool any_frame(const Site& site, const std::vector<const char*>& needles, bool own_code = false) {
     for (const Frame& f : site.frames) {
+        if (own_code && f.origin != FrameOrigin::User) continue;
         std::string name = lower(f.function), file = lower(f.file);
         for (const char* n : needles)
             if (name.find(n) != std::string::npos || file.find(n) != std::string::npos) return true;
@@ -31,9 +32,11 @@ bool under_torch_load(const Site& site) {
     return any_frame(site, {"torch.load", "torch_load", "serialization", "persistent_load",
                             "restore_location", "unpickl"});
 }
+// The program's own evaluation: libraries name their internals so too (PyTorch's autograd engine
+// makes every gradient in torch::autograd::Engine::evaluate_function).
 bool evaluation(const Site& site) {
-    return any_frame(site,
-                     {"evaluat", "validat", "inference", "predict", "test_step", "eval_step"});
+    return any_frame(site, {"evaluat", "validat", "inference", "predict", "test_step", "eval_step"},
+                     true);
 }
 bool training(const Site& site) {
     return any_frame(site, {"train", "fit", "backward"});

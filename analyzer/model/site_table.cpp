@@ -129,13 +129,18 @@ void SiteTable::finish_site(Site& site) {
         any_user = any_user || f.origin == FrameOrigin::User;
         any_python = any_python || f.python;
     }
+    // The frames that count as the program's own for loop detection (Site::path).
+    auto own = [&](const Frame& f) {
+        if (any_user) return f.origin == FrameOrigin::User;
+        if (any_python) return f.python;
+        if (site.no_python_state) return false;
+        return !f.function.empty() && f.origin != FrameOrigin::Runtime;
+    };
     uint32_t parent = 0;
     for (size_t i = site.frames.size(); i-- > 0;) {
         const Frame& f = site.frames[i];
-        bool user = any_user     ? f.origin == FrameOrigin::User
-                    : any_python ? f.python
-                                 : !f.function.empty() && f.origin != FrameOrigin::Runtime;
-        parent = calls_.node(parent, f.function, f.file, f.line, f.position, f.python, user, f.pc);
+        parent =
+            calls_.node(parent, f.function, f.file, f.line, f.position, f.python, own(f), f.pc);
         site.path.push_back(parent);
     }
 }

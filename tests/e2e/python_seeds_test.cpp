@@ -397,6 +397,50 @@ TEST_P(PythonSeeds, APinnedMemoryCacheServingEveryBatchIsNoLeak) {
     EXPECT_EQ(pin_loops, 2) << kept["loops"].dump(1);
 }
 
+// The site of fake_torch's autograd engine (at::native::empty_cuda), and the function of its loop.
+std::pair<Json, std::string> engine_site(const Json& rep) {
+    Json found;
+    for (const auto& s : rep["sites"])
+        if (s["headline"].is_object() && s["headline"]["function"].is_string() &&
+            s["headline"]["function"].get<std::string>().find("empty_cuda") != std::string::npos) {
+            EXPECT_TRUE(found.is_null()) << "two engine sites: " << rep["sites"].dump(1);
+            found = s;
+        }
+    if (found.is_null() || !found["loop"].is_number()) return {found, ""};
+    const Json& loop = rep["loops"][found["loop"].get<size_t>()];
+    return {found, last_name(loop["function"])};
+}
+
+// PyTorch makes gradients on its autograd engine's own thread, whose stacks hold only libtorch's
+// native frames (fake_torch.autograd, libtorch_fake_autograd.so). That thread's loop is the
+// engine's, not the program's: its allocations are timed by the training loop, where gradients
+// dropped by the next step's zero_grad() are no leak, and gradients the program keeps grow by a
+// step's worth (6 x 1 MiB) per step. Before, every frame of the engine's stack was a loop of its
+// own, of one iteration per gradient. And the engine's evaluate_function is not the program's
+// evaluation: no "evaluation holds" hint, which a real evaluation after the training still gets.
+TEST_P(PythonSeeds, GradientsMadeOnTheAutogradThreadAreTimedByTheTrainingLoop) {
+    Json rep = run_seed(GetParam(), "training_with_backward");
+    for (const auto& l : rep["loops"]) {
+        ASSERT_TRUE(l["file"].is_string()) << l.dump();
+        EXPECT_EQ(fs::path(l["file"].get<std::string>()).filename(), "seeds.py") << l.dump();
+    }
+    auto [dropped, dropped_loop] = engine_site(rep);
+    ASSERT_TRUE(dropped.is_object()) << rep["sites"].dump(1);
+    EXPECT_EQ(dropped["verdict"], "transient") << dropped.dump(1);
+    EXPECT_EQ(dropped_loop, "training_with_backward") << rep["loops"].dump(1);
+    EXPECT_TRUE(leak_headlines(rep).empty()) << rep["sites"].dump(1);
+
+    Json kept = run_seed(GetParam(), "training_keeping_gradients");
+    auto [grown, grown_loop] = engine_site(kept);
+    ASSERT_TRUE(grown.is_object()) << kept["sites"].dump(1);
+    EXPECT_EQ(grown["verdict"], "leak") << grown.dump(1);
+    EXPECT_EQ(grown["growth_bytes_per_iteration"], 6 << 20) << grown.dump(1);
+    EXPECT_EQ(grown_loop, "training_with_backward") << kept["loops"].dump(1);
+    EXPECT_FALSE(has_hint(kept["hints"], "evaluation holds")) << kept["hints"].dump();
+
+    EXPECT_TRUE(has_hint(run_seed(GetParam(), "two_phases")["hints"], "evaluation holds"));
+}
+
 // PyTorch without caching (PYTORCH_NO_CUDA_MEMORY_CACHING, `--per-tensor --no-cache`) still
 // allocates from the caching allocator's code, one cudaMalloc per tensor: those are tensors, and
 // a leak followed by a long quiet loop stays a leak, as it is without that code. Under the cache

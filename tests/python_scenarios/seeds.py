@@ -9,7 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import fake_torch as torch
-from fake_torch import data
+from fake_torch import autograd, data
 from user_tensor import Buffer
 
 ITERATIONS = 12
@@ -327,6 +327,33 @@ def leak_then_long_steady_loop(_model):
 def training_steps_keeping_outputs(model):
     """The same steps, each one's output (and with it its activations) kept."""
     return training_steps(model, keep=True)
+
+
+def training_with_backward(_model, keep=False):
+    """Steps whose backward() makes each parameter's gradient on the autograd engine's own native
+    thread, as PyTorch's does for CUDA, dropped by the next step's zero_grad()."""
+    net = Net(6)
+    params = [block.weight for block in net.blocks]
+    kept = []
+    for _ in range(ITERATIONS):
+        autograd.zero_grad(params)
+        x = torch.empty(BATCH)
+        net(x).item()
+        autograd.backward(params)
+        if keep:
+            kept.extend(p.grad for p in params)  # every step's gradients kept
+    return len(kept)
+
+
+def training_keeping_gradients(model):
+    return training_with_backward(model, keep=True)
+
+
+def two_phases(model):
+    """Training steps with backward, then an evaluation without no_grad keeping every output: the
+    evaluation holds more than the training did."""
+    training_with_backward(model)
+    return evaluate(model)
 
 
 # Two epochs of 12 steps: the first epoch's shorter last batch is pinned two thirds of the way
