@@ -58,6 +58,7 @@ struct SiteThread {
     uint32_t site, thread;
     uint64_t first_ts;
     uint64_t allocations = 0;
+    uint64_t last_ts = 0;
 };
 
 } // namespace
@@ -123,6 +124,7 @@ struct LoopPass::State {
         auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.lane, ts});
         if (fresh) order.push_back(key);
         st->second.allocations += 1;
+        st->second.last_ts = ts;
         for (size_t i = 0; i < options.site_locations.size(); ++i) {
             if (site >= passes[i].size()) passes[i].resize(site + 1, -1);
             if (passes[i][site] < 0)
@@ -130,6 +132,25 @@ struct LoopPass::State {
             if (passes[i][site] && (site_starts[i].empty() || site_starts[i].back() != ts))
                 site_starts[i].push_back(ts);
         }
+    }
+
+    // Of the inferred loops [0, inferred) of threads other than `st`'s, the one with most
+    // allocations whose iterations hold all of `st`'s allocations, up to three typical iterations
+    // or as long as they had run after its last start (the last may run long: its backward pass, a
+    // slow minute of the machine), not a loop seen only in its first moments; -1 if none does.
+    int64_t timing_loop(size_t inferred, const SiteThread& st) const {
+        int64_t best = -1;
+        for (size_t i = 0; i < inferred; ++i) {
+            const Loop& l = out.loops[i];
+            if (l.thread == st.thread || l.starts.size() < 2 || st.first_ts < l.starts.front())
+                continue;
+            const uint64_t slack =
+                std::max(3 * median_gap(l.starts), l.starts.back() - l.starts.front());
+            if (st.last_ts > std::min(l.end_ts, l.starts.back() + slack)) continue;
+            if (best < 0 || l.allocations > out.loops[best].allocations)
+                best = static_cast<int64_t>(i);
+        }
+        return best;
     }
 
     Loops finish() {
@@ -184,6 +205,11 @@ struct LoopPass::State {
             const SiteThread& st = seen[key];
             // A marked loop whose span holds the first allocation; the finer one if several do.
             int64_t loop = spanning(inferred, out.loops.size(), st.first_ts, iterations);
+            // A library's native thread (PyTorch's autograd engine) works for the program's loops:
+            // timed by the one of another thread whose iterations hold all its allocations (not
+            // one seen only through a cache's first growth, say); by its own, the library's, only
+            // where none does.
+            if (loop < 0 && sites.site(st.site).library_thread) loop = timing_loop(inferred, st);
             if (loop < 0) loop = finder.loop_of(st.thread, sites.site(st.site).path);
             // A thread without loops: the inferred loop (of another thread) whose span holds its
             // first allocation, the one with most allocations where several do.

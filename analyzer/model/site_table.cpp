@@ -129,11 +129,11 @@ void SiteTable::finish_site(Site& site) {
         any_user = any_user || f.origin == FrameOrigin::User;
         any_python = any_python || f.python;
     }
+    site.library_thread = site.no_python_state && !any_user;
     // The frames that count as the program's own for loop detection (Site::path).
     auto own = [&](const Frame& f) {
         if (any_user) return f.origin == FrameOrigin::User;
         if (any_python) return f.python;
-        if (site.no_python_state) return false;
         return !f.function.empty() && f.origin != FrameOrigin::Runtime;
     };
     uint32_t parent = 0;

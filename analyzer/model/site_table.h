@@ -43,12 +43,13 @@ struct Site {
     // the innermost Python frame, else the innermost named frame. -1: no frame at all.
     int headline_index = -1;
     const char* headline_reason = "no frames recorded";
+    // Also without a frame of the program's own code: a library's native thread in a Python
+    // program (PyTorch's autograd engine). Its loops are the library's: the program's loops time
+    // it where they can (analysis/loops.h).
+    bool library_thread = false;
     // CallTree nodes of every frame, outermost first. Where no frame is the program's own, its
     // Python frames count as its own for loop detection (a library's Python thread: the source
-    // shows its loops); none does on a Python process's thread without Python (a library's native
-    // thread, PyTorch's autograd engine: its loops are the library's, and other threads' loops
-    // time it, analysis/loops.h); else (no Python, or --stacks native) the named frames outside
-    // the CUDA runtime.
+    // shows its loops), and without Python frames the named frames outside the CUDA runtime.
     std::vector<uint32_t> path;
     const Frame* headline() const { return headline_index < 0 ? nullptr : &frames[headline_index]; }
     // A block one of PyTorch's caching allocators keeps, not a tensor (model/caching_allocator.h).

@@ -329,24 +329,34 @@ def training_steps_keeping_outputs(model):
     return training_steps(model, keep=True)
 
 
-def training_with_backward(_model, keep=False):
+def training_with_backward(_model, keep=False, steps=ITERATIONS, step_seconds=0):
     """Steps whose backward() makes each parameter's gradient on the autograd engine's own native
     thread, as PyTorch's does for CUDA, dropped by the next step's zero_grad()."""
     net = Net(6)
     params = [block.weight for block in net.blocks]
     kept = []
-    for _ in range(ITERATIONS):
+    for _ in range(steps):
         autograd.zero_grad(params)
         x = torch.empty(BATCH)
         net(x).item()
         autograd.backward(params)
         if keep:
             kept.extend(p.grad for p in params)  # every step's gradients kept
+        time.sleep(step_seconds)
     return len(kept)
 
 
 def training_keeping_gradients(model):
     return training_with_backward(model, keep=True)
+
+
+def timed_training_with_backward(model, keep=False):
+    """The same steps taking time, as under the caching allocator a run must for its warm-up."""
+    return training_with_backward(model, keep=keep, steps=STEPS, step_seconds=STEP_SECONDS)
+
+
+def timed_training_keeping_gradients(model):
+    return timed_training_with_backward(model, keep=True)
 
 
 def two_phases(model):
