@@ -36,12 +36,17 @@
 // iteration) belongs to it, to the one with more iterations where marked loops nest.
 //
 // A thread without a loop of its own (one started per iteration, a pool's worker whose loop is
-// library code, a Python program's native thread such as PyTorch's autograd engine, whose frames
-// carry no loops: model/site_table.h) is timed by the loops of the others: its site belongs to
-// the loop, of another thread, whose span holds its first allocation (the one with most
-// allocations where several do), and all such threads' allocations of a site are counted together
-// in that loop, so that a buffer kept by each of many short threads grows per iteration as it
-// does in the program.
+// library code) is timed by the loops of the others: its site belongs to the loop, of another
+// thread, whose span holds its first allocation (the one with most allocations where several do),
+// and all such threads' allocations of a site are counted together in that loop, so that a buffer
+// kept by each of many short threads grows per iteration as it does in the program.
+//
+// A library's native thread in a Python program (PyTorch's autograd engine making the gradients:
+// Site::library_thread) has loops in the library's frames, but works for the program's: a site of
+// it belongs to the inferred loop of another thread whose iterations hold all its allocations
+// there (up to three typical iterations, or as long as they had run, after the last start; the
+// one with most allocations), and to its own loop only where none does: under a caching
+// allocator the program's loops show only their first steps.
 //
 // What no loop holds, of threads that the program starts in rounds (workers per epoch), belongs to
 // the loop of those rounds (analysis/thread_rounds.h), counted together for all of them.
