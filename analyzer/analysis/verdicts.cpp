@@ -319,7 +319,8 @@ void settle_setup_loops(const std::vector<SiteLoopStats>& pairs, const Loops& lo
                 if (within(q, l) || within(l, q)) frees[l.id] = true;
     for (size_t i = 0; i < pairs.size(); ++i) {
         const SiteLoopStats& p = pairs[i];
-        if (judged[i].verdict != Verdict::Leak || p.loop < 0) continue;
+        const Verdict was = judged[i].verdict;
+        if ((was != Verdict::Leak && was != Verdict::Accumulation) || p.loop < 0) continue;
         const Loop& l = loops.loops[p.loop];
         if (l.source != "inferred" || frees[l.id] || l.runs_to_end) continue;
         // A loop inside one call of a library from a line in no loop (moving a model's
@@ -331,6 +332,11 @@ void settle_setup_loops(const std::vector<SiteLoopStats>& pairs, const Loops& lo
                 later.iterations() >= 3 && later.allocations >= l.allocations &&
                 (!held_through || later.allocations > held_through->allocations))
                 held_through = &later;
+        // Released, it was held through that loop (a model freed when its training returns), not
+        // cleared before it ran (a list filled and emptied).
+        if (was == Verdict::Accumulation && held_through &&
+            p.emptied_ts < held_through->starts.back())
+            held_through = nullptr;
         if (!held_through && !one_call) continue;
         judged[i] = Judgement{};
         judged[i].verdict = Verdict::Retained;

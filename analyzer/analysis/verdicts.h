@@ -28,7 +28,9 @@
 // `model.cuda()` moving each parameter). That is how a model's layers are built (`for i in
 // range(n_layers): layers.append(Block())`), bounded by a count of configuration rather than of
 // data; a loop over data that frees nothing (an evaluation keeping every output with its graph, run
-// before the training) reads the same, and its hint says so. Last, a leak of a loop seen only
+// before the training) reads the same, and its hint says so. Such a loop's accumulation (what it
+// made, released after the later loop's last iteration began: a model freed when the function
+// that trained it returns) is retained the same way. Last, a leak of a loop seen only
 // through the segments of PyTorch's caching allocator (its default) is retained when the process
 // then ran on for three times as long as the loop had been growing, and at least a second, without
 // it growing again: the cache keeps its segments for good and reuses them unseen, so the first

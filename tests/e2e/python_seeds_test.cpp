@@ -211,6 +211,19 @@ TEST_P(PythonSeeds, BlocksBuiltInALoopBeforeTrainingAreNoLeak) {
     expect_retained_not_leak(GetParam(), "layers_then_training", 6, "__init__", "frees nothing");
 }
 
+// The same blocks freed when the function that trained them returns, before another phase of the
+// program: their rise and release were the model, no accumulation (which they read as before).
+TEST_P(PythonSeeds, BlocksBuiltTrainedAndFreedByAFunctionAreNoAccumulation) {
+    Json rep = run_seed(GetParam(), "trained_in_a_function");
+    int built = 0;
+    for (const auto& s : rep["sites"]) {
+        EXPECT_NE(s["verdict"], "leak") << s.dump(1);
+        EXPECT_NE(s["verdict"], "accumulation") << s.dump(1);
+        built += python_headline(s).first == "__init__" && has_hint(s["hints"], "frees nothing");
+    }
+    EXPECT_EQ(built, 1) << rep["sites"].dump(1);
+}
+
 // The library's loop inside one call of a line that is in no loop (model.cuda()): bounded by it.
 TEST_P(PythonSeeds, ParametersMovedToTheDeviceByOneCallAreNoLeak) {
     expect_retained_not_leak(GetParam(), "model_to_device", 8, "model_to_device", "one call");

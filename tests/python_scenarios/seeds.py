@@ -243,6 +243,13 @@ def layers_then_training(_model):
     return len(blocks)
 
 
+def trained_in_a_function(model):
+    """The same blocks freed when the function that trained them returns, before another phase of
+    the program runs."""
+    layers_then_training(model)
+    return append_item(model)
+
+
 def model_to_device(_model):
     """Parameters moved to the device by one library call, then one forward pass: no loop."""
     params = torch.to_device([BATCH] * 8)

@@ -117,6 +117,7 @@ struct BuildThenTrain {
     bool seen_through_cache = false;  // every allocation of the build loop a cache's segment
     bool inside_another_loop = false; // the source shows a loop statement around it
     uint64_t exit_ts = 0;             // the process's exit
+    uint64_t released_at = 0;         // when what the build loop made is freed (0: never)
 };
 
 Report build_then_train(const BuildThenTrain& o) {
@@ -140,16 +141,23 @@ Report build_then_train(const BuildThenTrain& o) {
         run.free(60, run.alloc(55, 3));
         run.free(460, run.alloc(455, 3));
     }
+    std::vector<uint64_t> built;
     for (int i = 0; i < 6; ++i) {
         uint64_t t = 100 + i * 100;
-        run.alloc(t + 1, 0, 1 << 20);
+        built.push_back(run.alloc(t + 1, 0, 1 << 20));
         if (o.build_frees && i == 3) run.free(t + 3, run.alloc(t + 2, 2));
     }
+    auto release = [&] {
+        for (uint64_t address : built)
+            run.free(o.released_at, address);
+    };
+    if (o.released_at && o.released_at < 1000) release();
     if (o.training)
         for (int i = 0; i < 30; ++i) {
             uint64_t t = 1000 + i * 100;
             run.free(t + 2, run.alloc(t + 1, 1));
         }
+    if (o.released_at >= 1000) release();
     run.alloc(4500, 4); // after every loop: the program goes on
     return run.finish(6000);
 }
@@ -181,6 +189,25 @@ TEST(Verdicts, WhatALoopThatOnlyBuildsKeepsIsRetainedWhileALaterLoopRunsWithItUn
     BuildThenTrain marked;
     marked.build_source = "markers";
     EXPECT_EQ(build_then_train(marked).sites[0].verdict, Verdict::Leak);
+}
+
+// A model's layers built in a training function, trained, then freed when it returns (a phase of
+// the program after it): the build loop's rise and release read as an accumulation, and are the
+// same bounded model as one kept to the end. Released before the later loop ran, it was a list
+// filled and cleared: still an accumulation.
+TEST(Verdicts, WhatALoopThatOnlyBuildsKeepsThroughALaterLoopAndThenFreesIsRetained) {
+    BuildThenTrain trained;
+    trained.released_at = 4200;
+    Report r = build_then_train(trained);
+    EXPECT_EQ(r.sites[0].verdict, Verdict::Retained);
+    EXPECT_EQ(r.sites[0].retained_because, RetainedBecause::HeldThroughLaterLoop);
+    EXPECT_EQ(r.sites[0].held_through, 1);
+    BuildThenTrain cleared;
+    cleared.released_at = 900;
+    EXPECT_EQ(build_then_train(cleared).sites[0].verdict, Verdict::Accumulation);
+    BuildThenTrain frees = trained;
+    frees.build_frees = true;
+    EXPECT_EQ(build_then_train(frees).sites[0].verdict, Verdict::Accumulation);
 }
 
 // model.cuda(): a library's loop inside one call of a line in no loop statement. Bounded by that
