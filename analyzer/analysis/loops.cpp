@@ -97,6 +97,9 @@ struct LoopPass::State {
     std::vector<std::vector<int8_t>> passes;
     std::unordered_map<uint64_t, SiteThread> seen;
     std::vector<uint64_t> order; // site-thread keys in order of first allocation
+    // Per inferred loop, the latest time its iterations can time another thread's allocations
+    // (timing_loop); 0 where they cannot. Filled on first use.
+    std::vector<uint64_t> timing_ends;
     ThreadSpans threads;
 
     State(LoadedTrace& t, SiteTable& s, const LoopOptions& o, bool check)
@@ -138,15 +141,23 @@ struct LoopPass::State {
     // allocations whose iterations hold all of `st`'s allocations, up to three typical iterations
     // or as long as they had run after its last start (the last may run long: its backward pass, a
     // slow minute of the machine), not a loop seen only in its first moments; -1 if none does.
-    int64_t timing_loop(size_t inferred, const SiteThread& st) const {
+    int64_t timing_loop(size_t inferred, const SiteThread& st) {
+        if (timing_ends.empty()) {
+            timing_ends.resize(inferred);
+            for (size_t i = 0; i < inferred; ++i) {
+                const Loop& l = out.loops[i];
+                if (l.starts.size() < 2) continue;
+                const uint64_t slack =
+                    std::max(3 * median_gap(l.starts), l.starts.back() - l.starts.front());
+                timing_ends[i] = std::min(l.end_ts, l.starts.back() + slack);
+            }
+        }
         int64_t best = -1;
         for (size_t i = 0; i < inferred; ++i) {
             const Loop& l = out.loops[i];
-            if (l.thread == st.thread || l.starts.size() < 2 || st.first_ts < l.starts.front())
+            if (l.thread == st.thread || !timing_ends[i] || st.first_ts < l.starts.front() ||
+                st.last_ts > timing_ends[i])
                 continue;
-            const uint64_t slack =
-                std::max(3 * median_gap(l.starts), l.starts.back() - l.starts.front());
-            if (st.last_ts > std::min(l.end_ts, l.starts.back() + slack)) continue;
             if (best < 0 || l.allocations > out.loops[best].allocations)
                 best = static_cast<int64_t>(i);
         }
