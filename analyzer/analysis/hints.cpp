@@ -1,26 +1,21 @@
 #include "analysis/hints.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
 #include "common/format_util.h"
+#include "common/text_search.h"
+#include "model/caching_allocator.h"
 
 namespace gpuleak::analyzer {
 namespace {
 
-std::string lower(std::string s) {
-    for (char& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
+// `needles` in lower case.
 bool any_frame(const Site& site, const std::vector<const char*>& needles, bool own_code = false) {
     for (const Frame& f : site.frames) {
         if (own_code && f.origin != FrameOrigin::User) continue;
-        std::string name = lower(f.function), file = lower(f.file);
         for (const char* n : needles)
-            if (name.find(n) != std::string::npos || file.find(n) != std::string::npos) return true;
+            if (contains_lowercase(f.function, n) || contains_lowercase(f.file, n)) return true;
     }
     return false;
 }
@@ -228,19 +223,21 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
             " for training: evaluation without torch.no_grad() (or torch.inference_mode()) "
             "keeps every forward pass's graph");
     if (uses_pytorch(trace)) {
-        std::string conf = trace.process.env_value("PYTORCH_CUDA_ALLOC_CONF");
-        bool async = conf.find("backend:cudaMallocAsync") != std::string::npos;
-        bool no_cache = trace.process.env_value("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1";
-        if (async)
+        switch (pytorch_allocator(trace.process)) {
+        case TorchAllocator::MallocAsync:
             report.notes.push_back(
                 "PyTorch allocated per tensor (backend:cudaMallocAsync): sites are tensors");
-        else if (no_cache)
+            break;
+        case TorchAllocator::Uncached:
             report.notes.push_back("PyTorch ran without its cache "
                                    "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): sites are tensors");
-        else
+            break;
+        case TorchAllocator::Caching:
             report.notes.push_back(
                 "PyTorch's caching allocator was on: sites are allocator segments, not tensors; "
                 "rerun with `gpuleak run --per-tensor` to see each tensor");
+            break;
+        }
     }
 }
 

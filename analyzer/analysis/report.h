@@ -151,8 +151,8 @@ struct LoopSummary {
     int line = 0;
     int loop_line = 0; // the for/while statement, when the source shows it
     uint32_t iterations = 0;
-    // Every allocation in it a caching allocator's segment: its iterations are those that grew
-    // the cache, the others do not show.
+    // Every allocation in it a block of one of PyTorch's caching allocators (Loop's): its
+    // iterations are those that grew the cache, the others do not show.
     bool seen_through_cache = false;
     double start_s = 0, end_s = 0;
     uint64_t allocations = 0;

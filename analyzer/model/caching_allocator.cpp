@@ -1,44 +1,35 @@
 #include "model/caching_allocator.h"
 
 #include <algorithm>
-#include <cctype>
-#include <string_view>
 
+#include "common/text_search.h"
 #include "model/site_table.h"
 
 namespace gpuleak::analyzer {
-namespace {
-
-// `needle` in lower case.
-bool has(std::string_view text, std::string_view needle) {
-    return std::search(text.begin(), text.end(), needle.begin(), needle.end(), [](char a, char b) {
-               return std::tolower(static_cast<unsigned char>(a)) == b;
-           }) != text.end();
-}
-
-} // namespace
 
 bool in_caching_allocator(const std::vector<Frame>& frames) {
     bool caching = false;
     for (const Frame& f : frames) {
-        if (has(f.function, "cudamallocasync")) return false;
-        caching = caching || has(f.function, "cudacachingallocator") ||
-                  has(f.file, "cudacachingallocator");
+        if (contains_lowercase(f.function, "cudamallocasync")) return false;
+        caching = caching || contains_lowercase(f.function, "cudacachingallocator") ||
+                  contains_lowercase(f.file, "cudacachingallocator");
     }
     return caching;
 }
 
-bool pytorch_caches(const ProcessInfo& process) {
-    const std::string uncached = process.env_value("PYTORCH_NO_CUDA_MEMORY_CACHING");
-    if (!uncached.empty() && uncached != "0") return false;
+TorchAllocator pytorch_allocator(const ProcessInfo& process) {
     for (const char* name : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"})
-        if (has(process.env_value(name), "backend:cudamallocasync")) return false;
-    return true;
+        if (contains_lowercase(process.env_value(name), "backend:cudamallocasync"))
+            return TorchAllocator::MallocAsync;
+    const std::string uncached = process.env_value("PYTORCH_NO_CUDA_MEMORY_CACHING");
+    if (!uncached.empty() && uncached != "0") return TorchAllocator::Uncached;
+    return TorchAllocator::Caching;
 }
 
 bool in_host_caching_allocator(const std::vector<Frame>& frames) {
     return std::any_of(frames.begin(), frames.end(), [](const Frame& f) {
-        return has(f.function, "cachinghostallocator") || has(f.file, "cachinghostallocator");
+        return contains_lowercase(f.function, "cachinghostallocator") ||
+               contains_lowercase(f.file, "cachinghostallocator");
     });
 }
 

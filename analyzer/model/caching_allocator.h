@@ -24,10 +24,15 @@ enum class CachedBlock : uint8_t {
 // not through its cudaMallocAsync backend, which lives in that namespace and allocates per tensor.
 bool in_caching_allocator(const std::vector<Frame>& frames);
 
-// The process ran PyTorch's allocator caching: neither PYTORCH_NO_CUDA_MEMORY_CACHING (each
-// tensor a cudaMalloc of its own, still called from the caching allocator's code) nor the
-// cudaMallocAsync backend in PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF.
-bool pytorch_caches(const ProcessInfo& process);
+// How the process's environment set PyTorch's device allocator: caching (the default), the
+// cudaMallocAsync backend in PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF, or
+// PYTORCH_NO_CUDA_MEMORY_CACHING (each tensor a cudaMalloc of its own, still called from the
+// caching allocator's code). The backend is named first where both are set.
+enum class TorchAllocator : uint8_t { Caching, MallocAsync, Uncached };
+TorchAllocator pytorch_allocator(const ProcessInfo& process);
+inline bool pytorch_caches(const ProcessInfo& process) {
+    return pytorch_allocator(process) == TorchAllocator::Caching;
+}
 
 // The frames pass through at::cuda::CachingHostAllocator (fake_torch's emulation: its file), which
 // caches whatever the environment says of the device allocator.

@@ -56,6 +56,14 @@ TEST(CachingAllocator, IsOffWhereTheEnvironmentTurnsCachingOff) {
     EXPECT_FALSE(pytorch_caches(p));
     p.env = {"PYTORCH_ALLOC_CONF=backend:cudaMallocAsync"};
     EXPECT_FALSE(pytorch_caches(p));
+    // The report's note names the same mode as the verdicts read.
+    EXPECT_EQ(pytorch_allocator(p), TorchAllocator::MallocAsync);
+    p.env = {"PYTORCH_NO_CUDA_MEMORY_CACHING=true"};
+    EXPECT_EQ(pytorch_allocator(p), TorchAllocator::Uncached);
+    p.env = {"PYTORCH_NO_CUDA_MEMORY_CACHING=1", "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync"};
+    EXPECT_EQ(pytorch_allocator(p), TorchAllocator::MallocAsync);
+    p.env = {};
+    EXPECT_EQ(pytorch_allocator(p), TorchAllocator::Caching);
 }
 
 // Tensor.pin_memory() and DataLoader(pin_memory=True): the host allocator caches whatever the
