@@ -399,7 +399,75 @@ std::vector<Loop> LoopFinder::finish(uint64_t end_ts) {
         f.output = l.id;
         out.push_back(std::move(l));
     }
+    fold_echoes(out);
     return out;
+}
+
+// Without the source a restart counts for every caller outwards (back_edge), so one loop of a
+// library's thread (PyTorch's autograd engine: every stack the same, no line readable) came out as
+// one loop per frame, down to start_thread and clone3, each with the same iterations. Where a
+// loop's head is further out on the chain of another's and the two have the same iterations, the
+// same exit and hold the same allocations, it is that loop seen from a caller: it holds no site
+// the inner one does not (loop_of looks from the innermost frame out), and is listed as the inner.
+void LoopFinder::fold_echoes(std::vector<Loop>& loops) {
+    const CallTree& calls = state_->calls;
+    auto depth = [&](uint32_t node) {
+        size_t d = 0;
+        for (; node; node = calls[node].parent)
+            ++d;
+        return d;
+    };
+    auto ancestor = [&](uint32_t outer, uint32_t inner) {
+        for (inner = calls[inner].parent; inner; inner = calls[inner].parent)
+            if (inner == outer) return true;
+        return false;
+    };
+    std::vector<size_t> order;
+    for (size_t i = 0; i < loops.size(); ++i)
+        if (loops[i].source == "inferred" && loops[i].loop_line == 0) order.push_back(i);
+    auto key = [&](size_t i) {
+        const Loop& l = loops[i];
+        return std::make_tuple(l.thread, l.iterations(), l.starts.front(), l.starts.back(),
+                               l.allocations, l.end_ts, l.runs_to_end);
+    };
+    // Equal keys together, the deepest head first in each: an echo folds into a loop kept before.
+    std::vector<size_t> depths(loops.size());
+    for (size_t i : order)
+        depths[i] = depth(loops[i].head);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return std::make_tuple(key(a), depths[b], a) < std::make_tuple(key(b), depths[a], b);
+    });
+    std::vector<int64_t> folded_into(loops.size(), -1);
+    for (size_t begin = 0, end; begin < order.size(); begin = end) {
+        for (end = begin + 1; end < order.size() && key(order[end]) == key(order[begin]); ++end) {
+        }
+        for (size_t i = begin + 1; i < end; ++i)
+            for (size_t k = begin; k < i; ++k) {
+                size_t outer = order[i], inner = order[k];
+                if (folded_into[inner] >= 0 || !ancestor(loops[outer].head, loops[inner].head) ||
+                    loops[outer].starts != loops[inner].starts)
+                    continue;
+                folded_into[outer] = static_cast<int64_t>(inner);
+                break;
+            }
+    }
+    std::vector<uint32_t> new_id(loops.size());
+    std::vector<Loop> kept;
+    for (size_t i = 0; i < loops.size(); ++i) {
+        if (folded_into[i] >= 0) continue;
+        new_id[i] = static_cast<uint32_t>(kept.size());
+        kept.push_back(std::move(loops[i]));
+        kept.back().id = new_id[i];
+    }
+    if (kept.size() == loops.size()) {
+        loops = std::move(kept);
+        return;
+    }
+    for (size_t i = 0; i < loops.size(); ++i)
+        if (folded_into[i] >= 0) new_id[i] = new_id[static_cast<size_t>(folded_into[i])];
+    for (FoundLoop& f : state_->loops)
+        if (f.output >= 0) f.output = new_id[static_cast<size_t>(f.output)];
+    loops = std::move(kept);
 }
 
 int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) const {

@@ -15,7 +15,9 @@
 // Only frames of the program's own code can carry loops (model/frame_origin.h). Which frame loops
 // is ambiguous when a function restarts from the top (the function loops, or its caller calls it
 // again): the source decides where it is readable (the position's line inside a for/while of its
-// function, model/source_files.h); where it is not, both are counted.
+// function, model/source_files.h); where it is not, both are counted, and a caller's loop that
+// has the same iterations and allocations as the inner one is that loop again: it is listed once,
+// as the inner one.
 //
 // A loop is the place the back edges return to (its head: a call position in one activation chain
 // of one thread) and, where the source shows it, the loop statement both ends of its back edges
@@ -120,6 +122,7 @@ public:
     int64_t loop_of(uint32_t thread, const std::vector<uint32_t>& path) const;
 
 private:
+    void fold_echoes(std::vector<Loop>& loops);
     struct State;
     State* state_;
 };

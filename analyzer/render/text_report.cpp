@@ -186,6 +186,8 @@ std::string loop_place(const LoopSummary& l) {
     if (l.source == "threads")
         return "the rounds of threads running " + frame_location(f) + " (in " + frame_function(f) +
                ")";
+    // A library without debug info: its function is all there is to name the place.
+    if (f.file.empty()) return "the loop in " + frame_function(f);
     return "the loop at " + frame_location(f) + " (in " + frame_function(f) + ")";
 }
 

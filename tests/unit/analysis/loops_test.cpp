@@ -398,6 +398,50 @@ TEST(LoopFinder, WithoutSourceARestartCountsForTheCallerToo) {
     EXPECT_EQ(loops[at_34].iterations(), 6u);
 }
 
+TEST(LoopFinder, WithoutSourceTheSameStackAgainIsOneLoopNotOnePerCaller) {
+    // A library's thread (PyTorch's autograd engine): the same native stack for every gradient,
+    // no line readable. Each restart also counts for every caller outwards; those loops have the
+    // same iterations and allocations and are the one loop, listed as the innermost.
+    Program p;
+    p.source_known = false;
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto grad = p.native({{"clone3", 81, 0x10},
+                          {"start_thread", 442, 0x20},
+                          {"thread_main", 7, 0x30},
+                          {"evaluate_function", 9, 0x40},
+                          {"empty_cuda", 3, 0x50}});
+    uint64_t ts = in_turn(f, 8, {&grad});
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(p.calls[loops[0].head].function_name, "empty_cuda");
+    EXPECT_EQ(loops[0].iterations(), 8u);
+    EXPECT_EQ(loops[0].id, 0u);
+    EXPECT_EQ(f.loop_of(1, grad), 0);
+}
+
+TEST(LoopFinder, WithoutSourceACallersLoopThatHoldsMoreIsKept) {
+    // As above, then the stacks part inside thread_main: its loop holds allocations that
+    // evaluate_function's does not, and both stay, each with its own sites.
+    Program p;
+    p.source_known = false;
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto grad = p.native({{"thread_main", 7, 0x30}, {"evaluate_function", 9, 0x40}});
+    auto other = p.native({{"thread_main", 8, 0x38}, {"release", 4, 0x60}});
+    uint64_t ts = 0;
+    for (int i = 0; i < 6; ++i) {
+        f.on_alloc(1, ts += 10, grad);
+        if (i % 2) f.on_alloc(1, ts += 10, other);
+    }
+    auto loops = f.finish(ts + 1);
+    int64_t of_grad = f.loop_of(1, grad), of_other = f.loop_of(1, other);
+    ASSERT_GE(of_grad, 0);
+    ASSERT_GE(of_other, 0);
+    EXPECT_NE(of_grad, of_other);
+    EXPECT_EQ(p.calls[loops[of_other].head].function_name, "thread_main");
+    for (size_t i = 0; i < loops.size(); ++i)
+        EXPECT_EQ(loops[i].id, i);
+}
+
 // A path named by its id reuses what was found for it while the thread's loops stay as they
 // were: on random walks through nested loops, with loops found and bodies growing along the way,
 // the finder given ids finds exactly what the finder without them finds.
