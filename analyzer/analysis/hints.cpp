@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analysis/verdicts.h"
 #include "common/format_util.h"
 #include "common/text_search.h"
 #include "model/caching_allocator.h"
@@ -72,6 +73,21 @@ bool runs_inner_loop(const Loops& loops, const Loop& outer) {
     return false;
 }
 
+// A leak of a loop seen only through a caching allocator, all of whose growth and the rest of the
+// run after it took less than settle_cache_warm_ups's floor (analysis/verdicts.h): a short run,
+// in which the cache's warm-up reads as a leak. How long the run went on after it ("0.042 s");
+// empty otherwise.
+std::string too_soon_after_cache_growth(const Loops& loops, const Loop& loop) {
+    if (!loop.seen_through_cache || loop.starts.empty() || loops.end_ts < loop.starts.back())
+        return "";
+    const uint64_t span = loop.starts.back() - loop.starts.front();
+    const uint64_t after = loops.end_ts - loop.starts.back();
+    if (span >= kCacheQuietFloorNs || after >= kCacheQuietFloorNs) return "";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(after) / 1e9);
+    return buf;
+}
+
 } // namespace
 
 void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
@@ -91,6 +107,16 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
     for (SiteStats& s : report.sites) {
         if (!s.allocations) continue;
         const Site& site = table.site(s.site);
+        if (s.verdict == Verdict::Leak && s.loop >= 0 && site.cached != CachedBlock::None) {
+            std::string seconds = too_soon_after_cache_growth(loops, loops.loops[s.loop]);
+            if (!seconds.empty())
+                s.hints.push_back(
+                    "PyTorch's cache warming up, if the run was short: it ended " + seconds +
+                    " after the cache last grew here, too soon to tell a leak from the first "
+                    "steps' tensors that the cache keeps for reuse; a run that goes on for a "
+                    "second past its first steps tells them apart, and `gpuleak run --per-tensor` "
+                    "shows the tensors themselves");
+        }
         if (s.verdict == Verdict::Leak && forward_pass(site))
             s.hints.push_back(
                 "allocated in a forward pass and kept across iterations: something holds each "
