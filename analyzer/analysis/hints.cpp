@@ -34,6 +34,10 @@ bool evaluation(const Site& site) {
     return any_frame(site, {"evaluat", "validat", "inference", "predict", "test_step", "eval_step"},
                      true);
 }
+// PyTorch's autograd engine made it, in backward(): a gradient.
+bool made_by_autograd(const Site& site) {
+    return any_frame(site, {"torch::autograd::engine"});
+}
 bool training(const Site& site) {
     return any_frame(site, {"train", "fit", "backward"});
 }
@@ -122,7 +126,16 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                 "allocated in a forward pass and kept across iterations: something holds each "
                 "iteration's output or loss (losses.append(output) or loss_sum += loss keep the "
                 "whole autograd graph alive); keep loss.item() or output.detach() instead");
-        if (s.verdict == Verdict::Leak && s.loop >= 0 &&
+        const bool kept = s.verdict == Verdict::Leak || s.verdict == Verdict::Accumulation;
+        if (kept && made_by_autograd(site))
+            s.hints.push_back(
+                "made by PyTorch's autograd engine in backward(): gradients kept from step to step "
+                "(a list of p.grad: zero_grad() sets .grad to None, so every backward() makes new "
+                "ones; or parameters made anew each step, each with a gradient of its own); keep "
+                "what you need of a gradient (.norm().item(), a .clone() of a slice), not the "
+                "gradient");
+        // Construction code is the program's: a library's thread builds no model.
+        if (s.verdict == Verdict::Leak && s.loop >= 0 && !site.library_thread &&
             runs_inner_loop(loops, loops.loops[s.loop])) {
             size_t together = 0;
             for (const SiteStats& o : report.sites)
@@ -135,7 +148,6 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                     "loop (e.g. per cross-validation fold) stays alive; del it, then "
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
-        const bool kept = s.verdict == Verdict::Leak || s.verdict == Verdict::Accumulation;
         if (kept && site.cached == CachedBlock::PinnedHost)
             s.hints.push_back(
                 "these are blocks of PyTorch's pinned-memory cache (DataLoader(pin_memory=True), "

@@ -212,8 +212,11 @@ struct LoopPass::State {
         };
         auto iterations = [](const Loop& l) { return l.iterations(); };
         auto allocations = [](const Loop& l) { return l.allocations; };
+        std::unordered_map<uint32_t, bool> library_threads; // thread -> all its sites are
         for (uint64_t key : order) {
             const SiteThread& st = seen[key];
+            auto [library, fresh] = library_threads.try_emplace(st.thread, true);
+            library->second = library->second && sites.site(st.site).library_thread;
             // A marked loop whose span holds the first allocation; the finer one if several do.
             int64_t loop = spanning(inferred, out.loops.size(), st.first_ts, iterations);
             // A library's native thread (PyTorch's autograd engine) works for the program's loops:
@@ -229,6 +232,10 @@ struct LoopPass::State {
             if (loop >= 0) out.by_site_thread[key] = static_cast<uint32_t>(loop);
             if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
                 out.loops[loop].allocations += st.allocations;
+        }
+        for (size_t i = 0; i < inferred; ++i) {
+            auto library = library_threads.find(static_cast<uint32_t>(out.loops[i].thread));
+            out.loops[i].library_thread = library != library_threads.end() && library->second;
         }
         add_thread_rounds();
         mark_loops_seen_through_cache();
@@ -350,8 +357,11 @@ std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& cal
         s.start_s = l.starts.empty() ? 0 : static_cast<double>(l.starts.front()) / 1e9;
         s.end_s = static_cast<double>(l.end_ts) / 1e9;
         s.allocations = l.allocations;
+        s.library_thread = l.library_thread;
         out.push_back(std::move(s));
     }
+    for (const auto& [key, loop] : loops.by_site_thread)
+        out[loop].sites += 1;
     return out;
 }
 

@@ -89,6 +89,9 @@ struct Loop {
     bool runs_to_end = false; // never left before the trace ended (teardown in its last
                               // iteration)
     uint64_t allocations = 0; // allocations of its body
+    // Inferred on a thread that runs none of the program's code (Site::library_thread: PyTorch's
+    // autograd engine): the library's own loop.
+    bool library_thread = false;
     uint32_t iterations() const { return static_cast<uint32_t>(starts.size()); }
 };
 

@@ -156,6 +156,8 @@ struct LoopSummary {
     bool seen_through_cache = false;
     double start_s = 0, end_s = 0;
     uint64_t allocations = 0;
+    bool library_thread = false; // Loop's
+    uint32_t sites = 0;          // (site, thread) pairs judged in it
 };
 
 struct Report {

@@ -56,7 +56,9 @@ std::string sparkline(const std::vector<uint64_t>& values) {
 // After a loop's iteration count, where all that showed of it is the caching allocator's growth.
 constexpr const char* kOnlyCacheGrowth = " (only those that grew PyTorch's cache show)";
 
-// The same loop run by several threads is one line.
+// The same loop run by several threads is one line. A library's own thread (PyTorch's autograd
+// engine) loops in the library's frames; where those loops time none of its allocations (the
+// program's loops do), they are the library's business: counted, not listed.
 void print_loops(const Report& r, const RenderOptions& o, std::ostream& out) {
     struct Group {
         const LoopSummary* first;
@@ -65,7 +67,12 @@ void print_loops(const Report& r, const RenderOptions& o, std::ostream& out) {
         uint64_t allocations = 0;
     };
     std::vector<Group> groups;
+    size_t library_loops = 0;
     for (const LoopSummary& l : r.loops) {
+        if (l.library_thread && l.sites == 0) {
+            ++library_loops;
+            continue;
+        }
         auto same = [&](const Group& g) {
             const LoopSummary& f = *g.first;
             return f.source == l.source && f.name == l.name && f.function == l.function &&
@@ -94,6 +101,9 @@ void print_loops(const Report& r, const RenderOptions& o, std::ostream& out) {
         out << "\n";
     }
     if (groups.size() > o.top) out << "  ... " << groups.size() - o.top << " more\n";
+    if (library_loops)
+        out << "  (and " << library_loops << " in a library's own thread that time none of its "
+            << "allocations; --format json lists them)\n";
 }
 
 const char* verdict_tag(Verdict v) {
