@@ -21,6 +21,7 @@
 #include "recorder/thread_writer.h"
 #include "recorder/unwinder.h"
 #include "session/config.h"
+#include "session/event_clock.h"
 #include "session/session.h"
 #include "session/trace_writer.h"
 #include "support/log.h"
@@ -236,12 +237,21 @@ void end_event(ThreadState* ts) {
 } // namespace
 
 uint64_t now() {
-    return mono_ns() - session::start_mono_ns();
+    return session::event_clock::now_ns() - session::start_mono_ns();
 }
 
 uint64_t event_time() {
+    return session::ensure_started(kProducer)
+               ? session::event_clock::now_ns_before_call() - session::start_mono_ns()
+               : 0;
+}
+
+namespace {
+// Starts tracing if needed, then now(): for events after their call (an allocation's address).
+uint64_t event_time_after_call() {
     return session::ensure_started(kProducer) ? now() : 0;
 }
+} // namespace
 
 // Makes room for `need` bytes in the thread's chunk; false if no chunk could be had.
 bool reserve(ThreadState* ts, size_t need) {
@@ -263,7 +273,7 @@ void commit(ThreadState* ts, const format::Encoder& e) {
 }
 
 void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
-    uint64_t t = event_time();
+    uint64_t t = event_time_after_call();
     ThreadState* ts = begin_event();
     if (!ts) return;
     uint64_t stack = capture_native(ts);
@@ -278,7 +288,7 @@ void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size) {
 
 void alloc_failed(Api api, MemKind kind, int device, uint64_t size, int result, uint64_t free_bytes,
                   uint64_t total_bytes) {
-    uint64_t t = event_time();
+    uint64_t t = event_time_after_call();
     ThreadState* ts = begin_event();
     if (!ts) return;
     uint64_t stack = capture_native(ts);
@@ -319,14 +329,14 @@ template <typename Put> void simple_event(uint64_t t, Put&& put) {
 } // namespace
 
 void vmm_retain(uint64_t handle, uint64_t address) {
-    simple_event(event_time(),
+    simple_event(event_time_after_call(),
                  [&](Encoder& e, uint64_t dt) { format::put::vmm_retain(e, dt, handle, address); });
 }
 void vmm_release(uint64_t t, uint64_t handle) {
     simple_event(t, [&](Encoder& e, uint64_t dt) { format::put::vmm_release(e, dt, handle); });
 }
 void vmm_map(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle) {
-    simple_event(event_time(), [&](Encoder& e, uint64_t dt) {
+    simple_event(event_time_after_call(), [&](Encoder& e, uint64_t dt) {
         format::put::vmm_map(e, dt, address, size, offset, handle);
     });
 }
@@ -335,7 +345,7 @@ void vmm_unmap(uint64_t t, uint64_t address, uint64_t size) {
 }
 
 void marker(const char* name) {
-    uint64_t t = event_time();
+    uint64_t t = event_time_after_call();
     ThreadState* ts = begin_event();
     if (!ts) return;
     size_t len = strnlen(name, 1024);

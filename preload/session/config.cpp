@@ -91,6 +91,13 @@ void load_config() {
         else
             complain("GPULEAK_UNWIND={}: not one of fast, libunwind; using fast", unwind);
     }
+    g_config.tsc_clock = true;
+    if (const char* clock = env("GPULEAK_CLOCK"); clock && std::strcmp(clock, "auto") != 0) {
+        if (std::strcmp(clock, "monotonic") == 0)
+            g_config.tsc_clock = false;
+        else
+            complain("GPULEAK_CLOCK={}: not one of auto, monotonic; using auto", clock);
+    }
     g_config.test_write_delay_ms = env_count("GPULEAK_TEST_WRITE_DELAY_MS", 0, 0, 9999);
     g_config.test_unwind_verify = env_flag("GPULEAK_TEST_UNWIND_VERIFY", false);
     g_config.test_thread_exit_delay_ms = env_count("GPULEAK_TEST_THREAD_EXIT_DELAY_MS", 0, 0, 9999);

@@ -22,6 +22,9 @@ struct Config {
     // GPULEAK_UNWIND=libunwind: every native stack from libunwind; default (fast): from the unwind
     // tables' rules cached per thread, libunwind only where a frame needs more.
     bool fast_unwind = true;
+    // GPULEAK_CLOCK=monotonic: every event's time from clock_gettime; default (auto): from the TSC
+    // where the kernel's own clock runs on it (session/event_clock.h).
+    bool tsc_clock = true;
     // GPULEAK_TEST_WRITE_DELAY_MS (tests only): the writer thread holds each block it takes from
     // the queue this long before writing it, as a thread descheduled on a loaded machine would.
     unsigned test_write_delay_ms = 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "session/config.h"
+#include "session/event_clock.h"
 #include "session/fatal_signals.h"
 #include "session/trace_writer.h"
 #include "support/log.h"
@@ -28,17 +29,12 @@ bool g_is_forked_child = false;
 // Set by the first ensure_started (before any recorder state exists) and never changed.
 std::atomic<const Producer*> g_producer{nullptr};
 
-uint64_t mono_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 bool start() {
     load_config();
     if (config().disable) return false;
     const int pid = getpid();
-    g_start_mono = mono_ns();
+    event_clock::calibrate(config().tsc_clock);
+    g_start_mono = event_clock::now_ns();
     char path[4096 + 64];
     expand_output_path(config().output_pattern, pid, g_is_forked_child, path, sizeof path);
     if (!writer::open_file(path)) return false;

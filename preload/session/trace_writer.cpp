@@ -12,6 +12,7 @@
 
 #include "gpuleak/format/writer.h"
 #include "session/config.h"
+#include "session/event_clock.h"
 #include "session/session.h"
 #include "support/log.h"
 #include "support/no_destroy.h"
@@ -61,10 +62,7 @@ std::atomic<uint64_t> g_flush_completed{0};
 
 // The time of a Capped record.
 uint64_t trace_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now =
-        static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+    uint64_t now = session::event_clock::now_ns();
     uint64_t start = session::start_mono_ns();
     return now > start ? now - start : 0;
 }
