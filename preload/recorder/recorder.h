@@ -13,7 +13,8 @@ using format::MemKind;
 using format::Space;
 
 uint64_t now(); // ns since this process's trace started
-// Starts tracing if needed, then now(): for timestamps taken before the real call (frees).
+// Starts tracing if needed, then the time: for timestamps taken before the real call (frees), a
+// read that may run ahead of earlier instructions (session/event_clock.h).
 uint64_t event_time();
 
 void alloc(Api api, MemKind kind, int device, uint64_t address, uint64_t size);

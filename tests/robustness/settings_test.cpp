@@ -151,6 +151,8 @@ TEST(Settings, AValueThatDoesNotParseIsOneWarningAndTheDefault) {
         {"GPULEAK_FLUSH_MS", "99999", "GPULEAK_FLUSH_MS=99999: out of range 1..10000; using 10000"},
         {"GPULEAK_LOG", "loud", "GPULEAK_LOG=loud: not one of debug, info, warn, off"},
         {"GPULEAK_UNWIND", "dwarf", "GPULEAK_UNWIND=dwarf: not one of fast, libunwind; using fast"},
+        {"GPULEAK_CLOCK", "sundial",
+         "GPULEAK_CLOCK=sundial: not one of auto, monotonic; using auto"},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(std::string(c.name) + "=" + c.value);
@@ -171,6 +173,18 @@ TEST(Settings, AValueThatDoesNotParseIsOneWarningAndTheDefault) {
     // Bad values everywhere at once: still one line each.
     r = run_with({{"GPULEAK_COMPRESS", "maybe"}, {"GPULEAK_STACK_DEPTH", "deep"}});
     EXPECT_EQ(preload_messages(r.output).size(), 2u) << r.output;
+}
+
+// The events' clock from clock_gettime instead of the TSC (session/event_clock.h): the same trace.
+TEST(Settings, ClockMonotonicRecordsWhatTheDefaultClockDoes) {
+    for (const char* clock : {"monotonic", "auto"}) {
+        SCOPED_TRACE(std::string("GPULEAK_CLOCK=") + clock);
+        e2e::RunResult r = run_with({{"GPULEAK_CLOCK", clock}});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        EXPECT_TRUE(preload_messages(r.output).empty()) << r.output;
+        ASSERT_EQ(r.traces.size(), 1u) << r.output;
+        EXPECT_EQ(allocations(r), kDirectAllocations);
+    }
 }
 
 TEST(Settings, KeepDeepbindThatDoesNotParseWarnsOnceAndClears) {
