@@ -236,13 +236,23 @@ void end_event(ThreadState* ts) {
 
 } // namespace
 
+namespace {
+// Since the trace started. A read that ran ahead of the load that saw the session active (rdtsc
+// waits for no earlier load) may come before the start: it is the start, not 2^64 - 1 (each
+// thread's times never go back, so one such read would have pinned all later ones).
+uint64_t since_start(uint64_t t) {
+    const uint64_t start = session::start_mono_ns();
+    return t > start ? t - start : 0;
+}
+} // namespace
+
 uint64_t now() {
-    return session::event_clock::now_ns() - session::start_mono_ns();
+    return since_start(session::event_clock::now_ns());
 }
 
 uint64_t event_time() {
     return session::ensure_started(kProducer)
-               ? session::event_clock::now_ns_before_call() - session::start_mono_ns()
+               ? since_start(session::event_clock::now_ns_before_call())
                : 0;
 }
 
