@@ -60,6 +60,16 @@ uint64_t env_size(const char* name, uint64_t fallback) {
     return fallback;
 }
 
+// One of two named choices: true for `usual` (also when unset), false for `other`; anything else
+// is the usual one, with a warning.
+bool env_choice(const char* name, const char* usual, const char* other) {
+    const char* v = env(name);
+    if (!v || std::strcmp(v, usual) == 0) return true;
+    if (std::strcmp(v, other) == 0) return false;
+    complain("{}={}: not one of {}, {}; using {}", name, v, usual, other, usual);
+    return true;
+}
+
 } // namespace
 
 const Config& config() {
@@ -84,20 +94,8 @@ void load_config() {
     }
     g_config.max_bytes = max_bytes;
     g_config.signals = env_flag("GPULEAK_SIGNALS", true);
-    g_config.fast_unwind = true;
-    if (const char* unwind = env("GPULEAK_UNWIND"); unwind && std::strcmp(unwind, "fast") != 0) {
-        if (std::strcmp(unwind, "libunwind") == 0)
-            g_config.fast_unwind = false;
-        else
-            complain("GPULEAK_UNWIND={}: not one of fast, libunwind; using fast", unwind);
-    }
-    g_config.tsc_clock = true;
-    if (const char* clock = env("GPULEAK_CLOCK"); clock && std::strcmp(clock, "auto") != 0) {
-        if (std::strcmp(clock, "monotonic") == 0)
-            g_config.tsc_clock = false;
-        else
-            complain("GPULEAK_CLOCK={}: not one of auto, monotonic; using auto", clock);
-    }
+    g_config.fast_unwind = env_choice("GPULEAK_UNWIND", "fast", "libunwind");
+    g_config.tsc_clock = env_choice("GPULEAK_CLOCK", "auto", "monotonic");
     g_config.test_write_delay_ms = env_count("GPULEAK_TEST_WRITE_DELAY_MS", 0, 0, 9999);
     g_config.test_unwind_verify = env_flag("GPULEAK_TEST_UNWIND_VERIFY", false);
     g_config.test_thread_exit_delay_ms = env_count("GPULEAK_TEST_THREAD_EXIT_DELAY_MS", 0, 0, 9999);
