@@ -482,11 +482,11 @@ TEST_P(PythonSeeds, GradientsMadeOnTheAutogradThreadAreTimedByTheTrainingLoop) {
     }
     EXPECT_EQ(growth, 6 << 20) << kept["sites"].dump(1);
     EXPECT_FALSE(has_hint(kept["hints"], "evaluation holds")) << kept["hints"].dump();
+    // (A build of the engine with debug info, as under ASan, finds its real loop, the `for` of
+    // thread_main, from its source: that one is no echo.)
     for (const auto& l : kept["loops"]) {
         const std::string function = l["function"].get<std::string>();
-        EXPECT_TRUE(function != "start_thread" && function != "clone3" &&
-                    function.find("thread_main") == std::string::npos)
-            << kept["loops"].dump(1);
+        EXPECT_TRUE(function != "start_thread" && function != "clone3") << kept["loops"].dump(1);
     }
     EXPECT_FALSE(text_report_says(kept_trace, "loop in torch::autograd")) << kept["loops"].dump(1);
     EXPECT_TRUE(text_report_says(kept_trace, "in a library's own thread"));
