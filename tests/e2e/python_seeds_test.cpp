@@ -457,10 +457,11 @@ bool text_report_says(const std::string& trace, const std::string& text) {
 TEST_P(PythonSeeds, GradientsMadeOnTheAutogradThreadAreTimedByTheTrainingLoop) {
     Json rep = run_seed(GetParam(), "training_with_backward");
     for (const auto& [dropped, loop] : engine_sites(rep)) {
-        // Timed by the training loop: transient. One CI run in a loaded phase (6 Dec, 3.10) timed
-        // all three by the engine's own loop instead, where a gradient dropped by the next step
-        // outlives many of its iterations: retained (cause not found; 280 runs here under load did
-        // not show it again). Either way no alarm.
+        // Timed by the training loop: transient. On a loaded machine the last step's backward can
+        // stall for longer than the whole loop had run (1 run in 1 314 beside `ctest -j2`: 2.5 ms
+        // after the last step began, the loop's 12 steps having taken 2.2 ms), past the timing
+        // rule's slack (analysis/loops.h); the engine's own loop then times them, where a gradient
+        // dropped by the next step outlives many of its iterations: retained. Either way no alarm.
         EXPECT_TRUE(dropped["verdict"] == "transient" || dropped["verdict"] == "retained")
             << dropped.dump(1);
         if (dropped["verdict"] == "transient") {
