@@ -451,6 +451,8 @@ void LoopFinder::fold_echoes(std::vector<Loop>& loops) {
                 break;
             }
     }
+    if (std::none_of(folded_into.begin(), folded_into.end(), [](int64_t k) { return k >= 0; }))
+        return;
     std::vector<uint32_t> new_id(loops.size());
     std::vector<Loop> kept;
     for (size_t i = 0; i < loops.size(); ++i) {
@@ -458,10 +460,6 @@ void LoopFinder::fold_echoes(std::vector<Loop>& loops) {
         new_id[i] = static_cast<uint32_t>(kept.size());
         kept.push_back(std::move(loops[i]));
         kept.back().id = new_id[i];
-    }
-    if (kept.size() == loops.size()) {
-        loops = std::move(kept);
-        return;
     }
     for (size_t i = 0; i < loops.size(); ++i)
         if (folded_into[i] >= 0) new_id[i] = new_id[static_cast<size_t>(folded_into[i])];

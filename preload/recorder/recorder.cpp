@@ -50,12 +50,6 @@ std::once_flag g_key_once;
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_state = nullptr;
 
-uint64_t mono_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 void seal_locked(ThreadState* ts, bool write_immediately) {
     Chunk* c = ts->chunk;
     if (!c || c->used == 0) return;
@@ -236,23 +230,13 @@ void end_event(ThreadState* ts) {
 
 } // namespace
 
-namespace {
-// Since the trace started. A read that ran ahead of the load that saw the session active (rdtsc
-// waits for no earlier load) may come before the start: it is the start, not 2^64 - 1 (each
-// thread's times never go back, so one such read would have pinned all later ones).
-uint64_t since_start(uint64_t t) {
-    const uint64_t start = session::start_mono_ns();
-    return t > start ? t - start : 0;
-}
-} // namespace
-
 uint64_t now() {
-    return since_start(session::event_clock::now_ns());
+    return session::since_start(session::event_clock::now_ns());
 }
 
 uint64_t event_time() {
     return session::ensure_started(kProducer)
-               ? since_start(session::event_clock::now_ns_before_call())
+               ? session::since_start(session::event_clock::now_ns_before_call())
                : 0;
 }
 
@@ -391,12 +375,12 @@ void collect_idle_chunks() {
 // Bounded: a thread stopped inside an event for good must not hang the program's exit.
 constexpr uint64_t kExitWaitNs = 2000ull * 1000000;
 
-// The lock of another thread's state, waited for until `deadline` (mono_ns); the calling thread's
-// own is only tried, since a thread that exits from inside an event would wait for itself.
+// The lock of another thread's state, waited for until `deadline` (monotonic_ns); the calling
+// thread's own is only tried, since a thread that exits from inside an event would wait for itself.
 bool lock_before(ThreadState* ts, uint64_t deadline) {
     if (ts->lock.try_lock()) return true;
     if (ts == t_state) return false;
-    while (mono_ns() < deadline) {
+    while (session::event_clock::monotonic_ns() < deadline) {
         timespec slice{0, 100 * 1000};
         nanosleep(&slice, nullptr);
         if (ts->lock.try_lock()) return true;
@@ -405,7 +389,7 @@ bool lock_before(ThreadState* ts, uint64_t deadline) {
 }
 
 void flush_all_at_exit() {
-    const uint64_t deadline = mono_ns() + kExitWaitNs;
+    const uint64_t deadline = session::event_clock::monotonic_ns() + kExitWaitNs;
     unsigned kept = 0;
     {
         std::lock_guard lock(g_registry_mutex);

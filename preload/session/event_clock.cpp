@@ -9,16 +9,14 @@
 
 namespace gpuleak::session::event_clock {
 namespace detail {
-
 Scale g_scale;
+} // namespace detail
 
 uint64_t monotonic_ns() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
-
-} // namespace detail
 
 namespace {
 
@@ -48,7 +46,7 @@ void pair(uint64_t& tsc, uint64_t& ns) {
     for (int i = 0; i < 5; ++i) {
         unsigned aux;
         uint64_t before = __rdtscp(&aux);
-        uint64_t mono = detail::monotonic_ns();
+        uint64_t mono = monotonic_ns();
         uint64_t after = __rdtscp(&aux);
         if (after - before < best) {
             best = after - before;
@@ -68,7 +66,7 @@ void calibrate(bool allow_tsc) {
     pair(tsc0, ns0);
     // A millisecond: the pairs' error (a few ns each) is then a few parts in a million of the
     // scale.
-    while (detail::monotonic_ns() - ns0 < 1000000) {
+    while (monotonic_ns() - ns0 < 1000000) {
     }
     pair(tsc1, ns1);
     if (tsc1 <= tsc0 || ns1 <= ns0) return;

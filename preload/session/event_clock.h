@@ -21,6 +21,8 @@ namespace gpuleak::session::event_clock {
 void calibrate(bool allow_tsc);
 // Whether events read the TSC (after calibrate()).
 bool reads_tsc();
+// CLOCK_MONOTONIC from clock_gettime: the events' clock where the TSC is not read, and deadlines.
+uint64_t monotonic_ns();
 
 namespace detail {
 // Written once by calibrate(), before the session's state turns active (release); read after it
@@ -31,7 +33,6 @@ struct Scale {
     uint64_t mult = 0; // ns per tick, 32.32 fixed point
 };
 extern Scale g_scale;
-uint64_t monotonic_ns();
 
 inline uint64_t from_tsc(uint64_t tsc) {
     // A read that ran ahead of the scale's base (rdtsc before an earlier load) is its base.
@@ -48,14 +49,14 @@ inline uint64_t now_ns() {
         unsigned aux;
         return detail::from_tsc(__rdtscp(&aux));
     }
-    return detail::monotonic_ns();
+    return monotonic_ns();
 }
 
 // May be read before earlier instructions complete, never after later ones retire: the time of a
 // free, taken before the call that lets another thread have the address back.
 inline uint64_t now_ns_before_call() {
     if (detail::g_scale.tsc) return detail::from_tsc(__rdtsc());
-    return detail::monotonic_ns();
+    return monotonic_ns();
 }
 
 } // namespace gpuleak::session::event_clock

@@ -42,5 +42,12 @@ inline bool direct_mode() {
 inline uint64_t start_mono_ns() {
     return state::g_start_mono;
 }
+// An event clock reading (session/event_clock.h) as time since the trace started. A read that ran
+// ahead of the load that saw the session active (rdtsc waits for no earlier load) may come before
+// the start: it is the start, not 2^64 - 1 (each thread's times never go back, so one such read
+// would have pinned all later ones).
+inline uint64_t since_start(uint64_t t) {
+    return t > state::g_start_mono ? t - state::g_start_mono : 0;
+}
 
 } // namespace gpuleak::session

@@ -62,9 +62,7 @@ std::atomic<uint64_t> g_flush_completed{0};
 
 // The time of a Capped record.
 uint64_t trace_ns() {
-    uint64_t now = session::event_clock::now_ns();
-    uint64_t start = session::start_mono_ns();
-    return now > start ? now - start : 0;
+    return session::since_start(session::event_clock::now_ns());
 }
 
 // One warning when tracing stops; the program continues and recording stops too.
