@@ -3,6 +3,7 @@
 #include "analysis/loops.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "analysis/report.h"
@@ -59,6 +60,23 @@ struct SiteThread {
     uint64_t first_ts;
     uint64_t allocations = 0;
     uint64_t last_ts = 0;
+    // The times of its last allocations (a ring; allocation k at k % size): enough to count those
+    // of a loop's last iteration when it holds a few per iteration.
+    std::array<uint64_t, 4> recent{};
+
+    void on_alloc(uint64_t ts) {
+        recent[allocations % recent.size()] = ts;
+        allocations += 1;
+        last_ts = ts;
+    }
+    // How many of its allocations came after `ts`; recent.size() + 1 where all it keeps did.
+    uint64_t allocations_after(uint64_t ts) const {
+        const uint64_t kept = std::min<uint64_t>(allocations, recent.size());
+        uint64_t after = 0;
+        for (uint64_t i = 0; i < kept; ++i)
+            after += recent[i] > ts;
+        return after == kept && kept < allocations ? recent.size() + 1 : after;
+    }
 };
 
 } // namespace
@@ -100,6 +118,8 @@ struct LoopPass::State {
     // Per inferred loop, the latest time its iterations can time another thread's allocations
     // (timing_loop); 0 where they cannot. Filled on first use.
     std::vector<uint64_t> timing_ends;
+    std::vector<bool> shows_every_iteration; // per inferred loop: some site of its own thread
+                                             // is no cache's block
     ThreadSpans threads;
 
     State(LoadedTrace& t, SiteTable& s, const LoopOptions& o, bool check)
@@ -126,8 +146,7 @@ struct LoopPass::State {
         uint64_t key = uint64_t{site} << 32 | e.lane;
         auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.lane, ts});
         if (fresh) order.push_back(key);
-        st->second.allocations += 1;
-        st->second.last_ts = ts;
+        st->second.on_alloc(ts);
         for (size_t i = 0; i < options.site_locations.size(); ++i) {
             if (site >= passes[i].size()) passes[i].resize(site + 1, -1);
             if (passes[i][site] < 0)
@@ -138,9 +157,11 @@ struct LoopPass::State {
     }
 
     // Of the inferred loops [0, inferred) of threads other than `st`'s, the one with most
-    // allocations whose iterations hold all of `st`'s allocations, up to three typical iterations
-    // or as long as they had run after its last start (the last may run long: its backward pass, a
-    // slow minute of the machine), not a loop seen only in its first moments; -1 if none does.
+    // allocations whose iterations hold all of `st`'s allocations, not a loop seen only in its
+    // first moments; -1 if none does. Its last iteration may run long (its backward pass, a slow
+    // minute of the machine): any loop holds up to three typical iterations, or as long as it had
+    // run, after its last start; one whose every iteration shows (not seen through a cache) holds
+    // to its end a pair that allocated no more in that last iteration than in a typical one.
     int64_t timing_loop(size_t inferred, const SiteThread& st) {
         if (timing_ends.empty()) {
             timing_ends.resize(inferred);
@@ -151,13 +172,24 @@ struct LoopPass::State {
                     std::max(3 * median_gap(l.starts), l.starts.back() - l.starts.front());
                 timing_ends[i] = std::min(l.end_ts, l.starts.back() + slack);
             }
+            shows_every_iteration.assign(inferred, false);
+            for (const auto& [key, own] : seen) {
+                int64_t loop = finder.loop_of(own.thread, sites.site(own.site).path);
+                if (loop >= 0 && static_cast<size_t>(loop) < inferred &&
+                    !sites.site(own.site).in_pytorch_cache())
+                    shows_every_iteration[loop] = true;
+            }
         }
         int64_t best = -1;
         for (size_t i = 0; i < inferred; ++i) {
             const Loop& l = out.loops[i];
-            if (l.thread == st.thread || !timing_ends[i] || st.first_ts < l.starts.front() ||
-                st.last_ts > timing_ends[i])
+            if (l.thread == st.thread || !timing_ends[i] || st.first_ts < l.starts.front())
                 continue;
+            const uint64_t per_iteration = (st.allocations + l.iterations() - 1) / l.iterations();
+            const bool held = st.last_ts <= timing_ends[i] ||
+                              (shows_every_iteration[i] && st.last_ts <= l.end_ts &&
+                               st.allocations_after(l.starts.back()) <= per_iteration);
+            if (!held) continue;
             if (best < 0 || l.allocations > out.loops[best].allocations)
                 best = static_cast<int64_t>(i);
         }

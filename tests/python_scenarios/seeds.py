@@ -336,16 +336,19 @@ def training_steps_keeping_outputs(model):
     return training_steps(model, keep=True)
 
 
-def training_with_backward(_model, keep=False, steps=ITERATIONS, step_seconds=0):
+def training_with_backward(_model, keep=False, steps=ITERATIONS, step_seconds=0,
+                           last_backward_seconds=0):
     """Steps whose backward() makes each parameter's gradient on the autograd engine's own native
     thread, as PyTorch's does for CUDA, dropped by the next step's zero_grad()."""
     net = Net(6)
     params = [block.weight for block in net.blocks]
     kept = []
-    for _ in range(steps):
+    for step in range(steps):
         autograd.zero_grad(params)
         x = torch.empty(BATCH)
         net(x).item()
+        if step == steps - 1:
+            time.sleep(last_backward_seconds)
         autograd.backward(params)
         if keep:
             kept.extend(p.grad for p in params)  # every step's gradients kept
@@ -355,6 +358,16 @@ def training_with_backward(_model, keep=False, steps=ITERATIONS, step_seconds=0)
 
 def training_keeping_gradients(model):
     return training_with_backward(model, keep=True)
+
+
+def training_with_a_slow_last_backward(model, keep=False):
+    """The last step's backward() starts long after its forward pass, longer than all the steps
+    before it took (a slow batch, a busy machine): its gradients still belong to that step."""
+    return training_with_backward(model, keep=keep, last_backward_seconds=0.3)
+
+
+def training_with_a_slow_last_backward_keeping_gradients(model):
+    return training_with_a_slow_last_backward(model, keep=True)
 
 
 def timed_training_with_backward(model, keep=False):
