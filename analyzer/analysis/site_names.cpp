@@ -1,5 +1,6 @@
 #include "analysis/site_names.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -38,6 +39,33 @@ using Key = std::tuple<std::string, std::string, int>;
 
 Key key_of(const Frame& f) {
     return {f.function, f.file, f.line};
+}
+
+// The libraries' named frames outside the headline, innermost first: where the program's own
+// frames do not tell two sites apart (a library's thread has none: the gradients PyTorch's
+// autograd engine makes through AddmmBackward0 and AccumulateGrad), the library's callers may.
+// Not the interpreter's: its C functions say nothing of the program.
+std::vector<const Frame*> outer_library_frames(const Site& site) {
+    std::vector<const Frame*> out;
+    for (size_t i = site.headline_index + 1; i < site.frames.size(); ++i)
+        if (!site.frames[i].function.empty() && site.frames[i].origin == FrameOrigin::Library)
+            out.push_back(&site.frames[i]);
+    return out;
+}
+
+// The first index at which `chains` are not all equal (a chain too short counts as one more
+// kind); the longest chain's size if they are.
+size_t first_difference(const std::vector<std::vector<const Frame*>>& chains) {
+    size_t longest = 0;
+    for (const auto& chain : chains)
+        longest = std::max(longest, chain.size());
+    for (size_t i = 0; i < longest; ++i) {
+        std::map<Key, int> seen;
+        for (const auto& chain : chains)
+            ++seen[i < chain.size() ? key_of(*chain[i]) : Key{}];
+        if (seen.size() > 1) return i;
+    }
+    return longest;
 }
 
 } // namespace
@@ -82,19 +110,17 @@ void name_sites(Report& report) {
         }
         bool unique = depth <= longest;
         if (!unique) depth = 0; // the callers are the same: the frames inside tell them apart
-        std::vector<std::vector<const Frame*>> inner;
-        size_t deepest = 0;
+        std::vector<std::vector<const Frame*>> inner, outer;
         for (uint32_t id : group) {
             inner.push_back(inner_frames(table.site(id)));
-            deepest = std::max(deepest, inner.back().size());
+            outer.push_back(outer_library_frames(table.site(id)));
         }
-        size_t differ = 0; // the first depth inside at which the group's frames are not all equal
-        for (; !unique && differ < deepest; ++differ) {
-            std::map<Key, int> seen;
-            for (const auto& chain : inner)
-                ++seen[differ < chain.size() ? key_of(*chain[differ]) : Key{}];
-            if (seen.size() > 1) break;
-        }
+        // The first depth inside at which the group's frames are not all equal, else outside.
+        const size_t differ = unique ? 0 : first_difference(inner);
+        const bool inside = !unique && std::any_of(inner.begin(), inner.end(), [&](const auto& c) {
+            return differ < c.size();
+        });
+        const size_t outer_differ = unique || inside ? 0 : first_difference(outer);
         std::map<std::string, int> labels;
         for (size_t g = 0; g < group.size(); ++g) {
             std::string& label = report.names[group[g]].label;
@@ -103,8 +129,11 @@ void name_sites(Report& report) {
                 label += " ← " + caller_name(*chains[g][i], *inner_most);
                 inner_most = chains[g][i];
             }
-            if (!unique && differ < inner[g].size())
-                label += " via " + caller_name(*inner[g][differ], *table.site(group[g]).headline());
+            const Frame& headline = *table.site(group[g]).headline();
+            if (inside && differ < inner[g].size())
+                label += " via " + caller_name(*inner[g][differ], headline);
+            else if (!unique && !inside && outer_differ < outer[g].size())
+                label += " ← " + caller_name(*outer[g][outer_differ], headline);
             ++labels[label];
         }
         for (uint32_t id : group)

@@ -468,7 +468,15 @@ TEST_P(PythonSeeds, GradientsMadeOnTheAutogradThreadAreTimedByTheTrainingLoop) {
     ASSERT_FALSE(kept_trace.empty());
     Json kept = report(kept_trace);
     double growth = 0;
+    std::set<std::string> nodes; // the sites' names tell them apart by the node that made them
     for (const auto& [grown, loop] : engine_sites(kept)) {
+        const std::string label = grown["label"].get<std::string>();
+        for (const char* node :
+             {"AddmmBackward0::apply", "ReluBackward0::apply", "AccumulateGrad::apply"})
+            if (label.find(" ← torch::autograd::") != std::string::npos &&
+                label.find(node) != std::string::npos)
+                nodes.insert(node);
+        EXPECT_EQ(label.find("(site #"), std::string::npos) << label;
         EXPECT_EQ(grown["verdict"], "leak") << grown.dump(1);
         EXPECT_EQ(loop, "training_with_backward") << kept["loops"].dump(1);
         EXPECT_TRUE(has_hint(grown["hints"], "made by PyTorch's autograd engine")) << grown.dump(1);
@@ -476,6 +484,7 @@ TEST_P(PythonSeeds, GradientsMadeOnTheAutogradThreadAreTimedByTheTrainingLoop) {
         growth += grown["growth_bytes_per_iteration"].get<double>();
     }
     EXPECT_EQ(growth, 6 << 20) << kept["sites"].dump(1);
+    EXPECT_EQ(nodes.size(), 3u) << kept["sites"].dump(1);
     EXPECT_FALSE(has_hint(kept["hints"], "evaluation holds")) << kept["hints"].dump();
     // (A build of the engine with debug info, as under ASan, finds its real loop, the `for` of
     // thread_main, from its source: that one is no echo.)
