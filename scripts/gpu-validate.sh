@@ -324,7 +324,7 @@ framework_scenarios() {
         say "torch $("$py" -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>/dev/null)"
         for mode in "${torch_modes[@]}"; do
             env_line=$(torch_mode_env "$mode") || { row "torch" "$mode" "a known mode" "unknown" FAIL; continue; }
-            for scenario in leak clean_loop oom growing pinned_loader; do
+            for scenario in leak clean_loop oom growing pinned_loader gradients; do
                 queue+=("${label// /-}torch-$scenario $mode torch_$scenario.py $env_line")
             done
         done

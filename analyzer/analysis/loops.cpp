@@ -60,22 +60,33 @@ struct SiteThread {
     uint64_t first_ts;
     uint64_t allocations = 0;
     uint64_t last_ts = 0;
-    // The times of its last allocations (a ring; allocation k at k % size): enough to count those
-    // of a loop's last iteration when it holds a few per iteration.
-    std::array<uint64_t, 4> recent{};
+    // The times of its first allocations, and of its last ones (a ring; allocation k at
+    // k % size): enough to count those before a loop's first iteration and in its last one where
+    // a loop holds a few per iteration.
+    std::array<uint64_t, 4> first{}, recent{};
 
     void on_alloc(uint64_t ts) {
+        if (allocations < first.size()) first[allocations] = ts;
         recent[allocations % recent.size()] = ts;
         allocations += 1;
         last_ts = ts;
     }
-    // How many of its allocations came after `ts`; recent.size() + 1 where all it keeps did.
+    // How many of its allocations came before `ts`; first.size() + 1 where all it keeps did.
+    uint64_t allocations_before(uint64_t ts) const {
+        return count_of(first, [&](uint64_t t) { return t < ts; });
+    }
+    // How many came after `ts`; recent.size() + 1 where all it keeps did.
     uint64_t allocations_after(uint64_t ts) const {
-        const uint64_t kept = std::min<uint64_t>(allocations, recent.size());
-        uint64_t after = 0;
+        return count_of(recent, [&](uint64_t t) { return t > ts; });
+    }
+
+private:
+    template <class Pred> uint64_t count_of(const std::array<uint64_t, 4>& times, Pred pred) const {
+        const uint64_t kept = std::min<uint64_t>(allocations, times.size());
+        uint64_t n = 0;
         for (uint64_t i = 0; i < kept; ++i)
-            after += recent[i] > ts;
-        return after == kept && kept < allocations ? recent.size() + 1 : after;
+            n += pred(times[i]);
+        return n == kept && kept < allocations ? times.size() + 1 : n;
     }
 };
 
@@ -160,8 +171,10 @@ struct LoopPass::State {
     // allocations whose iterations hold all of `st`'s allocations, not a loop seen only in its
     // first moments; -1 if none does. Its last iteration may run long (its backward pass, a slow
     // minute of the machine): any loop holds up to three typical iterations, or as long as it had
-    // run, after its last start; one whose every iteration shows (not seen through a cache) holds
-    // to its end a pair that allocated no more in that last iteration than in a typical one.
+    // run, after its last start. One whose every iteration shows (not seen through a cache) holds
+    // to its end a pair that allocated no more in that last iteration than in a typical one, and
+    // takes a pair that allocated no more than that before its first iteration (a warm-up step:
+    // the same stacks on the library's thread).
     int64_t timing_loop(size_t inferred, const SiteThread& st) {
         if (timing_ends.empty()) {
             timing_ends.resize(inferred);
@@ -183,13 +196,16 @@ struct LoopPass::State {
         int64_t best = -1;
         for (size_t i = 0; i < inferred; ++i) {
             const Loop& l = out.loops[i];
-            if (l.thread == st.thread || !timing_ends[i] || st.first_ts < l.starts.front())
-                continue;
+            if (l.thread == st.thread || !timing_ends[i]) continue;
             const uint64_t per_iteration = (st.allocations + l.iterations() - 1) / l.iterations();
-            const bool held = st.last_ts <= timing_ends[i] ||
-                              (shows_every_iteration[i] && st.last_ts <= l.end_ts &&
-                               st.allocations_after(l.starts.back()) <= per_iteration);
-            if (!held) continue;
+            const bool visible = shows_every_iteration[i];
+            const bool from_start =
+                st.first_ts >= l.starts.front() ||
+                (visible && st.allocations_before(l.starts.front()) <= per_iteration);
+            const bool to_end = st.last_ts <= timing_ends[i] ||
+                                (visible && st.last_ts <= l.end_ts &&
+                                 st.allocations_after(l.starts.back()) <= per_iteration);
+            if (!from_start || !to_end) continue;
             if (best < 0 || l.allocations > out.loops[best].allocations)
                 best = static_cast<int64_t>(i);
         }

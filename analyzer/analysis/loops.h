@@ -46,11 +46,12 @@
 // A library's native thread in a Python program (PyTorch's autograd engine making the gradients:
 // Site::library_thread) has loops in the library's frames, but works for the program's: a site of
 // it belongs to the inferred loop of another thread whose iterations hold all its allocations
-// there (up to three typical iterations, or as long as they had run, after the last start; up to
-// the loop's end where every iteration shows and the site made no more in the last iteration
-// than in a typical one: a last backward pass that stalled; the one with most allocations), and
-// to its own loop only where none does: under a caching allocator the program's loops show only
-// their first steps.
+// there (up to three typical iterations, or as long as they had run, after the last start; where
+// every iteration shows, up to the loop's end for a site that made no more in the last iteration
+// than in a typical one, a last backward pass that stalled, and from before its first iteration
+// for one that made no more than that before it, a warm-up step; the one with most allocations),
+// and to its own loop only where none does: under a caching allocator the program's loops show
+// only their first steps.
 //
 // What no loop holds, of threads that the program starts in rounds (workers per epoch), belongs to
 // the loop of those rounds (analysis/thread_rounds.h), counted together for all of them.

@@ -245,6 +245,62 @@ def check_oom(truth, report, mode):
                       strict=True)
 
 
+def made_by_autograd_engine(site):
+    return any("torch::autograd::Engine" in (f.get("function") or "") for f in site.get("frames", []))
+
+
+def check_gradients(truth, report, mode):
+    """Gradients kept every step, made on the autograd engine's thread: a leak there; in the
+    per-tensor modes timed by the training loop, growing by the parameters' bytes per step."""
+    grads = truth["gradients"]
+    engine = [s for s in report["sites"] if made_by_autograd_engine(s)]
+    leaks = [s for s in engine if s.get("verdict") == "leak"]
+    verdicts = ", ".join(sorted(s.get("verdict", "?") for s in engine)) or "no engine site"
+    row("gradients verdict", mode, "leak at the engine's sites", verdicts,
+        "PASS" if leaks else "FAIL")
+    if truth.get("mode") not in ("cudaMallocAsync", "no-caching"):
+        # Segments: whichever thread finds the cache full asks for one, the forward pass's too.
+        held = sum(s.get("live_bytes_end", 0) for s in report["sites"] if s.get("verdict") == "leak")
+        want = (grads["steps"] - 2) * grads["bytes_per_step"]
+        row("gradients bytes", mode, f">= {mib(want)} in leaking segments", mib(held),
+            "PASS" if held >= want else "FAIL")
+        return
+    others = [f"{s.get('verdict')} at {headline_text(s)}" for s in report["sites"]
+              if not made_by_autograd_engine(s) and s.get("verdict") in ("leak", "accumulation")]
+    row("gradients elsewhere", mode, "no leak outside the engine's thread", "; ".join(others) or "none",
+        "FAIL" if others else "PASS")
+    growth = sum(s.get("growth_bytes_per_iteration", 0) for s in leaks)
+    # The engine allocates each gradient exactly; a few bytes of slack for a rounding pool.
+    allowed = max(TORCH_ROUNDING, grads["bytes_per_step"] // 50)
+    row("gradients growth", mode, f"{mib(grads['bytes_per_step'])}/step ±{mib(allowed)}",
+        f"{mib(growth)}/iteration", "PASS" if abs(growth - grads["bytes_per_step"]) <= allowed
+        else "FAIL")
+    want = f"{os.path.basename(grads['file'])}:{grads['line']}"
+    loops = report.get("loops", [])
+
+    def loop_of(site):
+        index = site.get("loop")
+        return loops[index] if isinstance(index, int) and 0 <= index < len(loops) else None
+
+    def the_training_loop(loop):
+        # Its for statement where the source shows it, else the body's first line below it.
+        return bool(loop) and same_file(loop.get("file"), grads["file"]) and (
+            loop.get("loop_line") == grads["line"]
+            or (not loop.get("loop_line") and 0 < (loop.get("line") or 0) - grads["line"] <= 4))
+
+    def place(loop):
+        if not loop:
+            return "no loop"
+        if loop.get("file"):
+            return f"{os.path.basename(loop['file'])}:{loop.get('loop_line') or loop.get('line')}"
+        return loop.get("function") or "?"
+
+    timed = sorted({place(loop_of(s)) for s in leaks})
+    ok = bool(leaks) and all(the_training_loop(loop_of(s)) for s in leaks)
+    row("gradients loop", mode, f"the training loop at {want}", ", ".join(timed) or "none",
+        "PASS" if ok else "FAIL")
+
+
 def check_python(truth, report, mode):
     framework = truth["framework"]
     s = report["summary"]
@@ -262,6 +318,8 @@ def check_python(truth, report, mode):
         check_leak(truth, report, mode, framework)
     if "oom" in truth:
         check_oom(truth, report, mode)
+    if "gradients" in truth:
+        check_gradients(truth, report, mode)
 
 
 # --- overhead --------------------------------------------------------------------------------

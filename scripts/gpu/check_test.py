@@ -183,6 +183,63 @@ class PythonTest(unittest.TestCase):
                                        "default"))["oom recorded"], "FAIL")
 
 
+class GradientsTest(unittest.TestCase):
+    GRADS = "/work/scripts/gpu/torch_gradients.py"
+
+    def truth(self, mode):
+        return {"framework": "torch", "scenario": "gradients", "mode": mode,
+                "expected_live": 40 * MIB, "expected_live_source": "allocated",
+                "gradients": {"file": self.GRADS, "line": 28, "steps": 10,
+                              "bytes_per_step": 8 * MIB}}
+
+    def engine_site(self, site_id, verdict, growth, loop, live_bytes=20 * MIB):
+        head = frame("native", "at::native::empty_cuda(unsigned long)")
+        s = site(site_id, head, 10, live_bytes, allocations=10, verdict=verdict,
+                 growth_bytes_per_iteration=growth, loop=loop)
+        s["frames"] = [head, frame("native", "torch::autograd::Engine::thread_main()")]
+        return s
+
+    def loops(self):
+        return [{"id": 0, "file": self.GRADS, "line": 30, "loop_line": 28, "function": "<module>"},
+                {"id": 1, "file": None, "line": 0, "loop_line": 0,
+                 "function": "torch::autograd::Engine::call_function"}]
+
+    def test_per_tensor_leak_timed_by_the_training_loop(self):
+        r = report([self.engine_site(0, "leak", 4 * MIB, 0), self.engine_site(1, "leak", 4 * MIB, 0)],
+                   40 * MIB)
+        r["loops"] = self.loops()
+        table = rows(check.check_python, self.truth("no-caching"), r, "no-caching")
+        self.assertEqual({x[4] for x in table}, {"PASS"}, table)
+        self.assertEqual(verdicts(table)["gradients loop"], "PASS")
+
+    def test_per_gradient_growth_in_the_engines_loop_fails(self):
+        # A gradient's growth per iteration of the engine's loop: half a step's, per gradient.
+        r = report([self.engine_site(0, "leak", 2 * MIB, 1), self.engine_site(1, "leak", 2 * MIB, 1)],
+                   40 * MIB)
+        r["loops"] = self.loops()
+        v = verdicts(rows(check.check_python, self.truth("cudaMallocAsync"), r, "cudaMallocAsync"))
+        self.assertEqual(v["gradients loop"], "FAIL")
+        self.assertEqual(v["gradients growth"], "FAIL")
+
+    def test_retained_gradients_and_a_leak_elsewhere_fail(self):
+        forward = site(2, frame("python", "forward", "/work/model.py", 9), verdict="leak")
+        r = report([self.engine_site(0, "retained", 0, 1), forward], 40 * MIB)
+        r["loops"] = self.loops()
+        v = verdicts(rows(check.check_python, self.truth("no-caching"), r, "no-caching"))
+        self.assertEqual(v["gradients verdict"], "FAIL")
+        self.assertEqual(v["gradients elsewhere"], "FAIL")
+
+    def test_caching_modes_check_the_verdict_and_the_segments(self):
+        r = report([self.engine_site(0, "leak", 1 * MIB, 1, live_bytes=66 * MIB)], 40 * MIB)
+        r["loops"] = self.loops()
+        v = verdicts(rows(check.check_python, self.truth("default"), r, "default"))
+        self.assertEqual((v["gradients verdict"], v["gradients bytes"]), ("PASS", "PASS"))
+        self.assertNotIn("gradients loop", v)
+        r["sites"][0]["live_bytes_end"] = 62 * MIB  # under (10 - 2) steps of 8 MiB
+        v = verdicts(rows(check.check_python, self.truth("default"), r, "default"))
+        self.assertEqual(v["gradients bytes"], "FAIL")
+
+
 class OverheadAndInputTest(unittest.TestCase):
     def test_overhead(self):
         plain = {"ms_per_step": 2.0, "final_loss": 1.0}

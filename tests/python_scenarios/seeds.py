@@ -337,11 +337,14 @@ def training_steps_keeping_outputs(model):
 
 
 def training_with_backward(_model, keep=False, steps=ITERATIONS, step_seconds=0,
-                           last_backward_seconds=0):
+                           last_backward_seconds=0, warm_up=False):
     """Steps whose backward() makes each parameter's gradient on the autograd engine's own native
     thread, as PyTorch's does for CUDA, dropped by the next step's zero_grad()."""
     net = Net(6)
     params = [block.weight for block in net.blocks]
+    if warm_up:
+        net(torch.empty(BATCH)).item()
+        autograd.backward(params)
     kept = []
     for step in range(steps):
         autograd.zero_grad(params)
@@ -368,6 +371,16 @@ def training_with_a_slow_last_backward(model, keep=False):
 
 def training_with_a_slow_last_backward_keeping_gradients(model):
     return training_with_a_slow_last_backward(model, keep=True)
+
+
+def training_after_a_warm_up_backward(model, keep=False):
+    """A warm-up step before the loop: its gradients come from the same stacks on the engine's
+    thread as the loop's."""
+    return training_with_backward(model, keep=keep, warm_up=True)
+
+
+def training_after_a_warm_up_backward_keeping_gradients(model):
+    return training_after_a_warm_up_backward(model, keep=True)
 
 
 def timed_training_with_backward(model, keep=False):
