@@ -57,9 +57,7 @@ bool passes_through(const Site& site, const std::string& location) {
 
 struct SiteThread {
     uint32_t site, thread;
-    uint64_t first_ts;
     uint64_t allocations = 0;
-    uint64_t last_ts = 0;
     // The times of its first allocations, and of its last ones (a ring; allocation k at
     // k % size): enough to count those before a loop's first iteration and in its last one where
     // a loop holds a few per iteration.
@@ -69,8 +67,9 @@ struct SiteThread {
         if (allocations < first.size()) first[allocations] = ts;
         recent[allocations % recent.size()] = ts;
         allocations += 1;
-        last_ts = ts;
     }
+    uint64_t first_ts() const { return first[0]; }
+    uint64_t last_ts() const { return recent[(allocations - 1) % recent.size()]; }
     // How many of its allocations came before `ts`; first.size() + 1 where all it keeps did.
     uint64_t allocations_before(uint64_t ts) const {
         return count_of(first, [&](uint64_t t) { return t < ts; });
@@ -155,7 +154,7 @@ struct LoopPass::State {
             threads.on_first_alloc(e.thread, sites.calls(), sites.site(site).path);
         finder.on_alloc(e.lane, ts, sites.site(site).path, site);
         uint64_t key = uint64_t{site} << 32 | e.lane;
-        auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.lane, ts});
+        auto [st, fresh] = seen.try_emplace(key, SiteThread{site, e.lane});
         if (fresh) order.push_back(key);
         st->second.on_alloc(ts);
         for (size_t i = 0; i < options.site_locations.size(); ++i) {
@@ -200,10 +199,10 @@ struct LoopPass::State {
             const uint64_t per_iteration = (st.allocations + l.iterations() - 1) / l.iterations();
             const bool visible = shows_every_iteration[i];
             const bool from_start =
-                st.first_ts >= l.starts.front() ||
+                st.first_ts() >= l.starts.front() ||
                 (visible && st.allocations_before(l.starts.front()) <= per_iteration);
-            const bool to_end = st.last_ts <= timing_ends[i] ||
-                                (visible && st.last_ts <= l.end_ts &&
+            const bool to_end = st.last_ts() <= timing_ends[i] ||
+                                (visible && st.last_ts() <= l.end_ts &&
                                  st.allocations_after(l.starts.back()) <= per_iteration);
             if (!from_start || !to_end) continue;
             if (best < 0 || l.allocations > out.loops[best].allocations)
@@ -266,7 +265,7 @@ struct LoopPass::State {
             auto [library, fresh] = library_threads.try_emplace(st.thread, true);
             library->second = library->second && sites.site(st.site).library_thread;
             // A marked loop whose span holds the first allocation; the finer one if several do.
-            int64_t loop = spanning(inferred, out.loops.size(), st.first_ts, iterations);
+            int64_t loop = spanning(inferred, out.loops.size(), st.first_ts(), iterations);
             // A library's native thread (PyTorch's autograd engine) works for the program's loops:
             // timed by the one of another thread whose iterations hold all its allocations (not
             // one seen only through a cache's first growth, say); by its own, the library's, only
@@ -276,7 +275,7 @@ struct LoopPass::State {
             // A thread without loops: the inferred loop (of another thread) whose span holds its
             // first allocation, the one with most allocations where several do.
             if (loop < 0 && out.pooled(st.thread))
-                loop = spanning(0, inferred, st.first_ts, allocations);
+                loop = spanning(0, inferred, st.first_ts(), allocations);
             if (loop >= 0) out.by_site_thread[key] = static_cast<uint32_t>(loop);
             if (loop >= 0 && static_cast<size_t>(loop) >= inferred)
                 out.loops[loop].allocations += st.allocations;
