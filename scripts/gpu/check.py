@@ -28,6 +28,8 @@ TOLERANCE = {
 }
 # The caching allocator rounds a large request up to a multiple of 2 MiB before calling cudaMalloc.
 TORCH_ROUNDING = 2 * MIB
+# PyTorch's allocator modes in which every tensor is a driver allocation of its own.
+TORCH_PER_TENSOR_MODES = ("cudaMallocAsync", "no-caching")
 
 
 def row(check, mode, expected, observed, verdict):
@@ -174,7 +176,7 @@ def check_leak(truth, report, mode, framework):
     sites = leak_sites(report, leak)
     live_count = sum(s.get("live_count_end", 0) for s in sites)
     live_bytes = sum(s.get("live_bytes_end", 0) for s in sites)
-    per_tensor = framework == "cupy" or truth.get("mode") in ("cudaMallocAsync", "no-caching")
+    per_tensor = framework == "cupy" or truth.get("mode") in TORCH_PER_TENSOR_MODES
     if per_tensor:
         # One driver allocation per kept object: exact.
         ok = live_count == count and live_bytes == count * each
@@ -258,7 +260,7 @@ def check_gradients(truth, report, mode):
     verdicts = ", ".join(sorted(s.get("verdict", "?") for s in engine)) or "no engine site"
     row("gradients verdict", mode, "leak at the engine's sites", verdicts,
         "PASS" if leaks else "FAIL")
-    if truth.get("mode") not in ("cudaMallocAsync", "no-caching"):
+    if truth.get("mode") not in TORCH_PER_TENSOR_MODES:
         # Segments: whichever thread finds the cache full asks for one, the forward pass's too.
         held = sum(s.get("live_bytes_end", 0) for s in report["sites"] if s.get("verdict") == "leak")
         want = (grads["steps"] - 2) * grads["bytes_per_step"]
