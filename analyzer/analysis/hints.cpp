@@ -42,6 +42,21 @@ bool training(const Site& site) {
     return any_frame(site, {"train", "fit", "backward"});
 }
 
+// The loop is asyncio's, not the program's: no for/while of the program heads it, and the function
+// at its head is a coroutine that the event loop steps itself (a task: create_task, gather). Tasks
+// that run at once interleave, so each holds its memory past the next one's start.
+bool loop_of_event_loop_tasks(const Site& site, const LoopSummary& loop) {
+    if (loop.loop_line) return false;
+    const auto head = std::find_if(site.frames.begin(), site.frames.end(), [&](const Frame& f) {
+        return f.python && f.function == loop.function && f.file == loop.file;
+    });
+    if (head == site.frames.end()) return false;
+    const auto caller =
+        std::find_if(head + 1, site.frames.end(), [](const Frame& f) { return f.python; });
+    return caller != site.frames.end() && (caller->file.find("/asyncio/") != std::string::npos ||
+                                           caller->file.find("/uvloop/") != std::string::npos);
+}
+
 // "train.py:30": the loop's for/while line where the source shows it, else its head's line.
 std::string loop_location(const LoopSummary& loop) {
     Frame head;
@@ -148,6 +163,15 @@ void add_hints(Report& report, const LoadedTrace& trace, const Loops& loops) {
                     "loop (e.g. per cross-validation fold) stays alive; del it, then "
                     "gc.collect() and torch.cuda.empty_cache() before building the next");
         }
+        if (kept && s.loop >= 0 && static_cast<size_t>(s.loop) < report.loops.size() &&
+            loop_of_event_loop_tasks(site, report.loops[s.loop]))
+            s.hints.push_back(
+                "allocated in asyncio tasks (create_task, gather), which the event loop runs, not "
+                "a loop of your code: tasks in flight at once each hold their memory until they "
+                "end, so N of them read as a rise over N iterations. If the rise stops at the "
+                "number of tasks in flight, it is their concurrency, not a leak; "
+                "gpuleak_mark_iteration(\"batch\") before each batch of tasks makes the batch "
+                "the iteration");
         if (kept && site.cached == CachedBlock::PinnedHost)
             s.hints.push_back(
                 "these are blocks of PyTorch's pinned-memory cache (DataLoader(pin_memory=True), "

@@ -48,8 +48,11 @@ std::set<std::pair<std::string, int>> marked_lines(const std::string& scenario) 
         if (indent == std::string::npos) continue;
         while (!defs.empty() && defs.back().first >= indent && text[indent] != '#')
             defs.pop_back();
-        if (text.compare(indent, 4, "def ") == 0)
-            defs.push_back({indent, text.substr(indent + 4, text.find('(') - indent - 4)});
+        for (const char* def : {"def ", "async def "}) {
+            const size_t n = std::string(def).size();
+            if (text.compare(indent, n, def) == 0)
+                defs.push_back({indent, text.substr(indent + n, text.find('(') - indent - n)});
+        }
         if (defs.empty() || defs.front().second != scenario ||
             text.find("# LEAK") == std::string::npos)
             continue;
@@ -607,6 +610,44 @@ TEST_P(PythonSeeds, UnderTheCachingAllocatorTheOutOfMemoryIsTheWrongBatchsLine) 
         std::set<std::pair<std::string, int>> got{python_headline(*site)};
         EXPECT_EQ(got, marked_lines("wrong_batch_size"));
     }
+}
+
+// Requests served as asyncio tasks: the event loop steps each task's coroutine, so no loop of the
+// program is on their stacks; the loop is that of the tasks' own function, and tasks in flight at
+// once overlap.
+TEST_P(PythonSeeds, RequestsServedAsAsyncioTasks) {
+    const std::string tasks_hint = "allocated in asyncio tasks";
+    // Waves of three tasks: each request's kept output is the leak; its input, freed when its
+    // task ends, is not.
+    Json kept = run_seed(GetParam(), "served_in_tasks");
+    EXPECT_EQ(leak_headlines(kept), marked_lines("served_in_tasks")) << kept["sites"].dump(1);
+    for (const auto& s : kept["sites"]) {
+        if (s["verdict"] == "leak") {
+            EXPECT_TRUE(has_hint(s["hints"], tasks_hint)) << s.dump(1);
+        }
+    }
+    Json released = run_seed(GetParam(), "served_in_tasks_released");
+    EXPECT_TRUE(leak_headlines(released).empty()) << released["sites"].dump(1);
+    // All the tasks at once through one gather, nothing kept, and the program exits: what the
+    // tasks hold rises over all of them and is freed after the last allocation, which reads as a
+    // leak (docs/loops-and-verdicts.md, "When it guesses wrong"). Each such site says what it may
+    // be.
+    Json gathered = run_seed(GetParam(), "gathered_at_once");
+    int kept_sites = 0;
+    for (const auto& s : gathered["sites"]) {
+        if (s["verdict"] != "leak" && s["verdict"] != "accumulation") continue;
+        ++kept_sites;
+        EXPECT_TRUE(has_hint(s["hints"], tasks_hint)) << s.dump(1);
+    }
+    EXPECT_GE(kept_sites, 1) << gathered["sites"].dump(1);
+    // A loop of the program awaiting one request after another is the program's own loop.
+    Json awaited = run_seed(GetParam(), "awaited_in_a_loop");
+    EXPECT_EQ(leak_headlines(awaited), marked_lines("awaited_in_a_loop"))
+        << awaited["sites"].dump(1);
+    for (const auto& s : awaited["sites"])
+        EXPECT_FALSE(has_hint(s["hints"], tasks_hint)) << s.dump(1);
+    for (const auto& l : awaited["loops"])
+        EXPECT_TRUE(l["loop_line"].is_number()) << l.dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Interpreters, PythonSeeds, testing::ValuesIn(interpreters()),

@@ -3,6 +3,7 @@
 Each scenario's leaking line carries a `# LEAK` comment: the test finds it by that comment and checks
 that the report's headline for the leaking site is exactly that file, function and line.
 """
+import asyncio
 import sys
 import threading
 import time
@@ -430,6 +431,61 @@ def loader_keeping_pinned_batches(model):
 def loader_pinning_in_the_loop(model):
     """Without workers the training loop's own thread pins each batch as it fetches the next."""
     return loader_with_pinned_memory(model, num_workers=0)
+
+
+
+# Requests served as asyncio tasks: each task's coroutine is stepped by the event loop itself, so
+# no loop of the program is on its stack, and tasks that run at once interleave their allocations.
+TASKS_AT_ONCE = 3
+
+
+def served_in_tasks(model, keep=True, waves=ITERATIONS, at_once=TASKS_AT_ONCE):
+    """Waves of requests, each wave's tasks at once; each request's output is kept in a cache."""
+    cache = []
+
+    async def request():
+        await asyncio.sleep(0.001)
+        x = torch.empty(BATCH)
+        out = model(x)  # LEAK
+        if keep:
+            cache.append(out)
+        await asyncio.sleep(0.001)
+        return out.item()
+
+    async def serve():
+        for _ in range(waves):
+            await asyncio.gather(*[asyncio.create_task(request()) for _ in range(at_once)])
+
+    asyncio.run(serve())
+    return len(cache)
+
+
+def served_in_tasks_released(model):
+    """The same waves; every request's memory dies with its task."""
+    return served_in_tasks(model, keep=False)
+
+
+def gathered_at_once(model):
+    """All requests at once through one asyncio.gather, nothing kept: each task holds its input and
+    output until it ends, so the tasks' memory rises over all of them and falls at the end."""
+    return served_in_tasks(model, keep=False, waves=1, at_once=ITERATIONS)
+
+
+def awaited_in_a_loop(model):
+    """Requests awaited one after another by a loop of the program, each output kept."""
+    outputs = []
+
+    async def request():
+        await asyncio.sleep(0.001)
+        x = torch.empty(BATCH)
+        return model(x)  # LEAK
+
+    async def serve():
+        for _ in range(ITERATIONS):
+            outputs.append(await request())
+
+    asyncio.run(serve())
+    return len(outputs)
 
 
 if __name__ == "__main__":
