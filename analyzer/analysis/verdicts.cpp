@@ -191,6 +191,36 @@ bool released_rise(const Values& counts, double teardown_count,
     return ends(counts.size(), previous, teardown_count);
 }
 
+// A rise that began in the last third and was still under way when the loop ended (a leak begun
+// late in the run: outputs kept from some epoch or condition on), which keeps_rising reads as
+// flat: the last third never comes down, rises at least kAccumulationSteps times, the last time
+// in its second half, and ends at least kAccumulationSteps above anything the first two thirds
+// held. Its slope is read from where it began. The unfinished last tooth of a sawtooth, or of a
+// list cleared after each epoch, comes down or stays below the teeth before it; a bounded cache
+// filled late has stopped rising.
+bool rises_through_the_last_third(const Values& counts, Rise& found) {
+    const size_t size = counts.size(), third = size / 3, from = size - third;
+    if (third == 0) return false;
+    size_t rises = 0, first_rise = 0, last_rise = 0;
+    bool down = false;
+    double previous = 0;
+    counts.each(from - 1, size, [&](size_t i, double v) {
+        if (i >= from) {
+            down = down || v < previous;
+            if (v > previous) {
+                if (!rises++) first_rise = i;
+                last_rise = i;
+            }
+        }
+        previous = v;
+        return !down;
+    });
+    if (down || rises < kAccumulationSteps || last_rise < size - third / 2) return false;
+    if (previous < counts.max(0, from) + kAccumulationSteps) return false;
+    found = {first_rise - 1, size, previous}; // from the level it rose from
+    return true;
+}
+
 } // namespace
 
 const char* verdict_name(Verdict v) {
@@ -245,6 +275,11 @@ Judgement judge(const SiteLoopStats& p, const Loop& loop, uint32_t warmup) {
         j.growth_bytes_per_iteration = f.slope;
         j.confidence = fit_line(counts, rise.from, rise.to).r2;
         j.accumulated_bytes = static_cast<uint64_t>(bytes.max(rise.from, rise.to));
+    } else if (rises_through_the_last_third(counts, rise) &&
+               static_cast<double>(p.teardown_count) * 2 >= rise.top) {
+        j.verdict = Verdict::Leak;
+        j.growth_bytes_per_iteration = fit_line(bytes, rise.from, rise.to).slope;
+        j.confidence = fit_line(counts, rise.from, rise.to).r2;
     } else if ((keeps_rising(bytes) && byte_fit.slope > 0 && byte_fit.r2 >= 0.6) ||
                (only_steps_up(bytes) && counts.max() == counts.min())) {
         j.verdict = Verdict::Growth;

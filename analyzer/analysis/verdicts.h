@@ -4,6 +4,9 @@
 //                 its iterations never drops to what the first third reached, in at least three
 //                 steps, and a line fits the counts: R^2 = confidence) and most of it is still held
 //                 when the program's teardown begins: bytes per iteration is the line's slope;
+//                 or a rise begun in the last third and still under way at its end, at least
+//                 kAccumulationSteps steps above anything the first two thirds held (a leak begun
+//                 late in the run), its slope read from where it began;
 //   accumulation  the same rise, or kAccumulationSteps rises in a row (seven iterations or more),
 //                 then released before the teardown (a list filled through an epoch and cleared
 //                 after it): bounded by the loop's length, which is what makes a long epoch die;

@@ -122,6 +122,17 @@ TEST_P(PythonSeeds, AppendOutputLeaks) {
     }
 }
 
+// Outputs kept only from the last quarter of the run on: the leak begins late, and is one.
+TEST_P(PythonSeeds, OutputsKeptOnlyLateInTheRunLeak) {
+    Json rep = run_seed(GetParam(), "outputs_kept_late");
+    EXPECT_EQ(leak_headlines(rep), marked_lines("outputs_kept_late")) << rep["sites"].dump(1);
+    for (const auto& s : rep["sites"]) {
+        if (s["verdict"] != "leak") continue;
+        // Per iteration of the rise, not averaged over the flat part before it.
+        EXPECT_GT(s["growth_bytes_per_iteration"].get<double>(), 200000) << s.dump(1);
+    }
+}
+
 TEST_P(PythonSeeds, AppendItemDoesNotLeak) {
     EXPECT_TRUE(leak_headlines(run_seed(GetParam(), "append_item")).empty());
 }

@@ -50,6 +50,18 @@ def kept_past_loop(model):
     return output.item() + x.item()
 
 
+def outputs_kept_late(model):
+    """Outputs kept only in the last quarter of the run (from some epoch or condition on): the
+    loop is flat until then."""
+    outputs = []
+    for step in range(4 * ITERATIONS):
+        x = torch.empty(BATCH)
+        output = model(x)  # LEAK
+        if step >= 3 * ITERATIONS:
+            outputs.append(output)
+    return len(outputs)
+
+
 def per_fold(_model):
     models = []
     for _fold in range(4):

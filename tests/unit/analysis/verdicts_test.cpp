@@ -423,6 +423,56 @@ TEST(Verdicts, BoundedCacheAndTheLastLoopVariableAreRetained) {
     EXPECT_EQ(r.sites[1].verdict, Verdict::Retained);
 }
 
+// Outputs kept only from iteration `from` on, of `n`, each 2000 bytes, held to the end; the loop
+// variable is rebound each iteration (one output always live).
+Report kept_from(int n, int from, int sawtooth = 0, int cache = 0) {
+    const uint64_t end = 100 + n * 100 + 1;
+    Program run(with({make_loop(0, 1, 100, 100, n, end, true)}, {{0, 0}}, end - 1));
+    std::vector<uint64_t> kept;
+    uint64_t previous = 0;
+    for (int i = 0; i < n; ++i) {
+        uint64_t t = 100 + i * 100;
+        uint64_t out = run.alloc(t + 1, 0, 2000);
+        if (i >= from) {
+            kept.push_back(out);
+            out = 0;
+        }
+        if (sawtooth && static_cast<int>(kept.size()) == sawtooth) {
+            for (uint64_t k : kept)
+                run.free(t + 2, k);
+            kept.clear();
+        }
+        if (cache && static_cast<int>(kept.size()) > cache) {
+            run.free(t + 2, kept.front());
+            kept.erase(kept.begin());
+        }
+        if (previous) run.free(t + 3, previous);
+        previous = out;
+    }
+    return run.finish(end + 1000);
+}
+
+// A leak begun in the last third of the run (outputs kept from some epoch on): the loop's first
+// two thirds are flat, so the rise over the whole loop fits no line, yet it is still rising at the
+// end and far above anything before it.
+TEST(Verdicts, ALeakBegunInTheLastThirdIsALeak) {
+    for (auto [n, from] : {std::pair{30, 20}, {60, 48}, {200, 170}}) {
+        Report r = kept_from(n, from);
+        EXPECT_EQ(r.sites[0].verdict, Verdict::Leak) << n << " " << from;
+        EXPECT_NEAR(r.sites[0].growth_bytes_per_iteration, 2000, 1) << n << " " << from;
+    }
+}
+
+// What a late rise must not be: too few steps to tell (4 outputs kept at the end: retained), the
+// unfinished last epoch of a list cleared every 10 iterations, held at the end but no higher than
+// the epochs before it (accumulation, as without it), and a bounded cache that filled up late and
+// stopped rising (retained).
+TEST(Verdicts, AShortLateRiseALastEpochOrALateFilledCacheIsNoLeak) {
+    EXPECT_EQ(kept_from(30, 26).sites[0].verdict, Verdict::Retained);
+    EXPECT_EQ(kept_from(57, 0, 10).sites[0].verdict, Verdict::Accumulation);
+    EXPECT_EQ(kept_from(90, 62, 0, 8).sites[0].verdict, Verdict::Retained);
+}
+
 TEST(Verdicts, GrowingSizesAreGrowth) {
     Program run(with({make_loop(0, 1, 100, 100, 20, 2101, true)}, {{0, 0}}, 2100));
     uint64_t buffer = 0;
