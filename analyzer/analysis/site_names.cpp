@@ -121,7 +121,7 @@ void name_sites(Report& report) {
             return differ < c.size();
         });
         const size_t outer_differ = unique || inside ? 0 : first_difference(outer);
-        std::map<std::string, int> labels;
+        std::vector<std::string> base(group.size());
         for (size_t g = 0; g < group.size(); ++g) {
             std::string& label = report.names[group[g]].label;
             const Frame* inner_most = table.site(group[g]).headline();
@@ -129,13 +129,36 @@ void name_sites(Report& report) {
                 label += " ← " + caller_name(*chains[g][i], *inner_most);
                 inner_most = chains[g][i];
             }
+            base[g] = label;
             const Frame& headline = *table.site(group[g]).headline();
             if (inside && differ < inner[g].size())
                 label += " via " + caller_name(*inner[g][differ], headline);
             else if (!unique && !inside && outer_differ < outer[g].size())
                 label += " ← " + caller_name(*outer[g][outer_differ], headline);
-            ++labels[label];
         }
+        // Sites still named alike (a line calling two functions that share their first frames:
+        // `keep(model(torch.empty(n)))`, whose model runs two layers): the first frame inside at
+        // which those alone differ.
+        if (inside) {
+            std::map<std::string, std::vector<size_t>> alike;
+            for (size_t g = 0; g < group.size(); ++g)
+                alike[report.names[group[g]].label].push_back(g);
+            for (const auto& [label, members] : alike) {
+                if (members.size() < 2) continue;
+                std::vector<std::vector<const Frame*>> theirs;
+                for (size_t g : members)
+                    theirs.push_back(inner[g]);
+                const size_t d = first_difference(theirs);
+                for (size_t g : members)
+                    if (d < inner[g].size())
+                        report.names[group[g]].label =
+                            base[g] + " via " +
+                            caller_name(*inner[g][d], *table.site(group[g]).headline());
+            }
+        }
+        std::map<std::string, int> labels;
+        for (uint32_t id : group)
+            ++labels[report.names[id].label];
         for (uint32_t id : group)
             if (labels[report.names[id].label] > 1)
                 report.names[id].label += " (site #" + std::to_string(id) + ")";

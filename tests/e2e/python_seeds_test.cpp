@@ -122,6 +122,24 @@ TEST_P(PythonSeeds, AppendOutputLeaks) {
     }
 }
 
+// Three sites on one line: the input made there, and the model's two layers run from it. Each is
+// named by the first frame inside at which it differs from the others (the layer's line in
+// forward), not by a site number.
+TEST_P(PythonSeeds, SitesOfOneLineAreNamedByWhereTheyDiffer) {
+    Json rep = run_seed(GetParam(), "append_output_of_new_input");
+    EXPECT_EQ(leak_headlines(rep), marked_lines("append_output_of_new_input"))
+        << rep["sites"].dump(1);
+    std::set<std::string> labels;
+    for (const auto& s : rep["sites"]) {
+        if (python_headline(s).first != "append_output_of_new_input") continue;
+        const std::string label = s["label"].get<std::string>();
+        EXPECT_EQ(label.find("(site #"), std::string::npos) << label;
+        labels.insert(label.substr(label.find(" via ")));
+    }
+    EXPECT_EQ(labels.size(), 3u) << rep["sites"].dump(1);
+    EXPECT_EQ(labels.count(" via empty (__init__.py:103)"), 1u) << rep["sites"].dump(1);
+}
+
 // Outputs kept only from the last quarter of the run on: the leak begins late, and is one.
 TEST_P(PythonSeeds, OutputsKeptOnlyLateInTheRunLeak) {
     Json rep = run_seed(GetParam(), "outputs_kept_late");
