@@ -260,6 +260,26 @@ struct LoopFinder::State {
         }
     }
 
+    // A library's function went back from `before` to `path[level]` where its source shows no
+    // loop holding both positions: it was called again, not looped (a model whose forward makes
+    // two tensors, run once per iteration of the program's loop by one call). Which call ran
+    // again: the innermost frame of the program's own code further out, unless a frame of a
+    // library's source between them sits in a loop of its own (a framework running its layers),
+    // or the source of either is not readable. That frame's index, or -1.
+    int64_t called_again(const std::vector<uint32_t>& path, size_t level, uint32_t before) {
+        const LoopStatement& now = statement(path[level]);
+        const LoopStatement& then = statement(before);
+        if (now.context == LoopContext::Unknown || then.context == LoopContext::Unknown ||
+            common_loop(now.chain, then.chain).second >= 0)
+            return -1;
+        for (size_t i = level; i-- > 0;) {
+            const CallNode& n = calls[path[i]];
+            if (n.user) return static_cast<int64_t>(i);
+            if (n.python && statement(path[i]).context != LoopContext::NotInLoop) return -1;
+        }
+        return -1;
+    }
+
     void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
                   uint32_t path_id) {
         ThreadLoops& t = threads[thread];
@@ -287,6 +307,12 @@ struct LoopFinder::State {
                 const CallNode& before = calls[prev[d]];
                 if (now.user && before.user && now.function == before.function) {
                     if (goes_back(path[d], prev[d])) back_edge(t, thread, ts, path, d, prev[d]);
+                } else if (!now.user && !before.user && now.function == before.function) {
+                    const int64_t caller =
+                        goes_back(path[d], prev[d]) ? called_again(path, d, prev[d]) : -1;
+                    if (caller >= 0)
+                        back_edge(t, thread, ts, path, static_cast<size_t>(caller),
+                                  path[static_cast<size_t>(caller)]);
                 } else if (now.function != before.function && d > 0 && (now.user || before.user) &&
                            calls[path[d - 1]].user &&
                            !(tail_calls &&

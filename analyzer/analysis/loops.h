@@ -11,7 +11,11 @@
 //     call to the second, which is gone from the second's stacks), or the very same stack again:
 //     that position ran again: a loop around it;
 //   - a higher position: the function moved forward, no loop; a difference inside library code
-//     (a framework's own loop or branch): the program's call goes on, no loop.
+//     (a framework's own loop or branch): the program's call goes on, no loop. But a library's
+//     function that went back to a position its readable source shows in no loop with the one
+//     before was called again (a model whose forward makes two tensors, called once per
+//     iteration): by the innermost frame of the program's own code further out, which then ran
+//     again as in the case above, unless a library frame between them sits in a loop of its own.
 // Only frames of the program's own code can carry loops (model/frame_origin.h). Which frame loops
 // is ambiguous when a function restarts from the top (the function loops, or its caller calls it
 // again): the source decides where it is readable (the position's line inside a for/while of its

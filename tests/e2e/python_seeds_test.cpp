@@ -140,6 +140,29 @@ TEST_P(PythonSeeds, SitesOfOneLineAreNamedByWhereTheyDiffer) {
     EXPECT_EQ(labels.count(" via empty (__init__.py:103)"), 1u) << rep["sites"].dump(1);
 }
 
+// A loop whose only allocating line calls the model, which makes two tensors: between them the
+// model's forward goes back to its first line, called again by the loop (it has no loop of its
+// own). Before, no loop was found, and nothing was judged.
+TEST_P(PythonSeeds, ALoopWhoseOnlyAllocationsAreOneModelCallIsFound) {
+    Json kept = run_seed(GetParam(), "append_output_of_one_input");
+    EXPECT_EQ(leak_headlines(kept), marked_lines("append_output_of_one_input"))
+        << kept["loops"].dump(1) << kept["sites"].dump(1);
+    ASSERT_EQ(kept["loops"].size(), 1u) << kept["loops"].dump(1);
+    EXPECT_EQ(kept["loops"][0]["iterations"], 12) << kept["loops"].dump(1); // seeds' ITERATIONS
+    Json evaluated = run_seed(GetParam(), "evaluate_one_input");
+    EXPECT_TRUE(leak_headlines(evaluated).empty()) << evaluated["sites"].dump(1);
+    int judged = 0;
+    for (const auto& s : evaluated["sites"]) {
+        if (python_headline(s).first != "evaluate_one_input") continue;
+        if (s["label"].get<std::string>().find("via Model.forward") == std::string::npos &&
+            s["label"].get<std::string>().find("via forward") == std::string::npos)
+            continue;
+        ++judged;
+        EXPECT_EQ(s["verdict"], "transient") << s.dump(1);
+    }
+    EXPECT_EQ(judged, 2) << evaluated["sites"].dump(1);
+}
+
 // Outputs kept only from the last quarter of the run on: the leak begins late, and is one.
 TEST_P(PythonSeeds, OutputsKeptOnlyLateInTheRunLeak) {
     Json rep = run_seed(GetParam(), "outputs_kept_late");

@@ -33,6 +33,25 @@ def append_output_of_new_input(model):
     return len(outputs)
 
 
+def append_output_of_one_input(model):
+    """The input made once, before the loop (a dataset already on the device): each iteration's
+    only allocating line is the model's call, which makes two tensors."""
+    x = torch.empty(BATCH)
+    outputs = []
+    for _ in range(ITERATIONS):
+        outputs.append(model(x))  # LEAK
+    return len(outputs)
+
+
+def evaluate_one_input(model):
+    """The same loop keeping only each output's item()."""
+    x = torch.empty(BATCH)
+    items = []
+    for _ in range(ITERATIONS):
+        items.append(model(x).item())
+    return items
+
+
 def append_item(model):
     losses = []
     for _ in range(ITERATIONS):
