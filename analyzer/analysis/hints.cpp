@@ -42,10 +42,18 @@ bool training(const Site& site) {
     return any_frame(site, {"train", "fit", "backward"});
 }
 
-// The loop is asyncio's, not the program's: no for/while of the program heads it, and the function
-// at its head is a coroutine that the event loop steps itself (a task: create_task, gather). Tasks
+bool in_event_loop(const std::string& file) {
+    return file.find("/asyncio/") != std::string::npos ||
+           file.find("/uvloop/") != std::string::npos;
+}
+
+// The loop is asyncio's, not the program's, and the site's code runs in its tasks (create_task,
+// gather): the event loop's own loop, which runs each task's steps where no loop of the program
+// holds it (model/site_table.cpp), or, where asyncio's source cannot be read, the function of a
+// coroutine that the event loop steps itself, with no for/while of the program heading it. Tasks
 // that run at once interleave, so each holds its memory past the next one's start.
 bool loop_of_event_loop_tasks(const Site& site, const LoopSummary& loop) {
+    if (in_event_loop(loop.file)) return true;
     if (loop.loop_line) return false;
     const auto head = std::find_if(site.frames.begin(), site.frames.end(), [&](const Frame& f) {
         return f.python && f.function == loop.function && f.file == loop.file;
@@ -53,8 +61,7 @@ bool loop_of_event_loop_tasks(const Site& site, const LoopSummary& loop) {
     if (head == site.frames.end()) return false;
     const auto caller =
         std::find_if(head + 1, site.frames.end(), [](const Frame& f) { return f.python; });
-    return caller != site.frames.end() && (caller->file.find("/asyncio/") != std::string::npos ||
-                                           caller->file.find("/uvloop/") != std::string::npos);
+    return caller != site.frames.end() && in_event_loop(caller->file);
 }
 
 // "train.py:30": the loop's for/while line where the source shows it, else its head's line.

@@ -16,7 +16,10 @@
 //     before was called again (a model whose forward makes two tensors, called once per
 //     iteration): by the innermost frame of the program's own code further out, which then ran
 //     again as in the case above, unless a library frame between them sits in a loop of its own.
-// Only frames of the program's own code can carry loops (model/frame_origin.h). Which frame loops
+// Only frames of the program's own code can carry loops (model/frame_origin.h), and a library's
+// Python frame inside a loop of its source that calls the program's code where no frame of the
+// program further out is in a loop (a framework's fit loop calling the program's training_step:
+// model/site_table.cpp, SiteTable's Site::path). Which frame loops
 // is ambiguous when a function restarts from the top (the function loops, or its caller calls it
 // again): the source decides where it is readable (the position's line inside a for/while of its
 // function, model/source_files.h); where it is not, both are counted, and a caller's loop that

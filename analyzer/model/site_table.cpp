@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "model/caching_allocator.h"
+#include "model/source_files.h"
 #include "python/line_table.h"
 #include "python/merge.h"
 #include "symbolize/demangle.h"
@@ -130,9 +131,34 @@ void SiteTable::finish_site(Site& site) {
         any_python = any_python || f.python;
     }
     site.library_thread = site.no_python_state && !any_user;
+    // A library's Python frame inside a loop of its own source that calls the program's code,
+    // where no frame of the program further out is in a loop: a framework's fit loop calling the
+    // program's training_step. Its loop is the only one the program's code runs in, and counts as
+    // the program's own.
+    std::vector<bool> runs_the_program(site.frames.size(), false);
+    if (any_user) {
+        bool loop_outside = false, user_inside = false;
+        std::vector<bool> user_further_in(site.frames.size(), false);
+        for (size_t i = 0; i < site.frames.size(); ++i) {
+            user_further_in[i] = user_inside;
+            user_inside = user_inside || site.frames[i].origin == FrameOrigin::User;
+        }
+        for (size_t i = site.frames.size(); i-- > 0 && !loop_outside;) {
+            const Frame& f = site.frames[i];
+            if (!f.python || f.line <= 0) continue;
+            const LoopContext context = source_files().enclosing_loop(f.file, f.line, true).context;
+            if (f.origin == FrameOrigin::User) {
+                loop_outside = context != LoopContext::NotInLoop;
+            } else if (f.origin == FrameOrigin::Library && user_further_in[i] &&
+                       context == LoopContext::InLoop) {
+                runs_the_program[i] = true;
+            }
+        }
+    }
     // The frames that count as the program's own for loop detection (Site::path).
-    auto own = [&](const Frame& f) {
-        if (any_user) return f.origin == FrameOrigin::User;
+    auto own = [&](size_t i) {
+        const Frame& f = site.frames[i];
+        if (any_user) return f.origin == FrameOrigin::User || runs_the_program[i];
         if (any_python) return f.python;
         return !f.function.empty() && f.origin != FrameOrigin::Runtime;
     };
@@ -140,7 +166,7 @@ void SiteTable::finish_site(Site& site) {
     for (size_t i = site.frames.size(); i-- > 0;) {
         const Frame& f = site.frames[i];
         parent =
-            calls_.node(parent, f.function, f.file, f.line, f.position, f.python, own(f), f.pc);
+            calls_.node(parent, f.function, f.file, f.line, f.position, f.python, own(i), f.pc);
         site.path.push_back(parent);
     }
 }

@@ -163,6 +163,21 @@ TEST_P(PythonSeeds, ALoopWhoseOnlyAllocationsAreOneModelCallIsFound) {
     EXPECT_EQ(judged, 2) << evaluated["sites"].dump(1);
 }
 
+// A framework's fit loop (in site-packages) calls the program's training_step once per batch, and
+// no frame of the program further out is in a loop: the framework's loop is the one its steps are
+// judged in. Before, no loop was found, and nothing was judged.
+TEST_P(PythonSeeds, AFrameworksFitLoopIsTheLoopOfTheStepsItCalls) {
+    Json kept = run_seed(GetParam(), "fit_by_a_framework");
+    EXPECT_EQ(leak_headlines(kept), marked_lines("fit_by_a_framework")) << kept["sites"].dump(1);
+    ASSERT_EQ(kept["loops"].size(), 1u) << kept["loops"].dump(1);
+    EXPECT_EQ(fs::path(kept["loops"][0]["file"].get<std::string>()).filename(), "fake_trainer.py");
+    EXPECT_EQ(kept["loops"][0]["iterations"], 24) << kept["loops"].dump(1); // 3 epochs of 8
+    Json released = run_seed(GetParam(), "fit_by_a_framework_released");
+    EXPECT_TRUE(leak_headlines(released).empty()) << released["sites"].dump(1);
+    for (const auto& s : released["sites"])
+        EXPECT_NE(s["verdict"], "none") << s.dump(1);
+}
+
 // Outputs kept only from the last quarter of the run on: the leak begins late, and is one.
 TEST_P(PythonSeeds, OutputsKeptOnlyLateInTheRunLeak) {
     Json rep = run_seed(GetParam(), "outputs_kept_late");

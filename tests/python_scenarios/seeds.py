@@ -9,6 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import fake_torch as torch
+import fake_trainer
 from fake_torch import autograd, data
 from user_tensor import Buffer
 
@@ -87,6 +88,27 @@ def outputs_kept_late(model):
         if step >= 3 * ITERATIONS:
             outputs.append(output)
     return len(outputs)
+
+
+def fit_by_a_framework(model, keep=True):
+    """A framework's fit loop (fake_trainer: PyTorch Lightning's, Keras's) calls the program's
+    training_step once per batch; the step keeps every loss for the epoch's end."""
+
+    class Module:
+        def __init__(self):
+            self.losses = []
+
+        def training_step(self, batch):
+            loss = model(batch)  # LEAK
+            if keep:
+                self.losses.append(loss)
+            return loss
+
+    fake_trainer.Trainer(epochs=3, steps=8).fit(Module(), lambda: torch.empty(BATCH))
+
+
+def fit_by_a_framework_released(model):
+    fit_by_a_framework(model, keep=False)
 
 
 def per_fold(_model):
