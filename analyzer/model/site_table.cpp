@@ -137,19 +137,18 @@ void SiteTable::finish_site(Site& site) {
     // the program's own.
     std::vector<bool> runs_the_program(site.frames.size(), false);
     if (any_user) {
-        bool loop_outside = false, user_inside = false;
-        std::vector<bool> user_further_in(site.frames.size(), false);
-        for (size_t i = 0; i < site.frames.size(); ++i) {
-            user_further_in[i] = user_inside;
-            user_inside = user_inside || site.frames[i].origin == FrameOrigin::User;
-        }
+        const size_t innermost_user = static_cast<size_t>(
+            std::find_if(site.frames.begin(), site.frames.end(),
+                         [](const Frame& f) { return f.origin == FrameOrigin::User; }) -
+            site.frames.begin());
+        bool loop_outside = false;
         for (size_t i = site.frames.size(); i-- > 0 && !loop_outside;) {
             const Frame& f = site.frames[i];
             if (!f.python || f.line <= 0) continue;
             const LoopContext context = source_files().enclosing_loop(f.file, f.line, true).context;
             if (f.origin == FrameOrigin::User) {
                 loop_outside = context != LoopContext::NotInLoop;
-            } else if (f.origin == FrameOrigin::Library && user_further_in[i] &&
+            } else if (f.origin == FrameOrigin::Library && i > innermost_user &&
                        context == LoopContext::InLoop) {
                 runs_the_program[i] = true;
             }
