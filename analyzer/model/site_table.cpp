@@ -81,16 +81,19 @@ std::vector<Frame> SiteTable::python_frames(uint32_t py_node, std::vector<bool>*
         Frame f;
         f.python = true;
         f.pc = static_cast<uint32_t>(p.byte_offset);
-        f.position = f.pc;
         auto code = trace_.py_code.find(p.code_id);
         if (code != trace_.py_code.end()) {
             f.function = code->second.qualname;
             f.file = code->second.filename;
             f.line = pydecode::line_for_offset(trace_.py_version_hex, code->second.linetable,
                                                code->second.firstlineno, p.byte_offset);
+            // One call is one place, however far its instructions had run (line_table.h).
+            f.pc = static_cast<uint32_t>(pydecode::position_start(
+                trace_.py_version_hex, code->second.linetable, p.byte_offset));
         } else {
             f.function = "<unknown code object>";
         }
+        f.position = f.pc;
         out.push_back(std::move(f));
         if (entries) entries->push_back(p.is_entry);
     }

@@ -27,7 +27,9 @@ struct Frame {
     std::string module;
     bool python = false;
     bool inlined = false;
-    uint64_t pc = 0; // native return address, or Python byte offset
+    // Native: the return address. Python: the byte offset where the instructions of its source
+    // position begin (pydecode::position_start), so that one call is one place.
+    uint64_t pc = 0;
     // Where its call stands for telling calls of one function apart (loops): pc, but for a
     // native frame calling an inlined body, that body's entry (one place for all its calls).
     uint64_t position = 0;

@@ -88,6 +88,65 @@ int location_table_line(std::span<const uint8_t> table, int firstlineno, int byt
     return -1;
 }
 
+int location_table_position_start(std::span<const uint8_t> table, int byte_offset) {
+    if (byte_offset < 0) return byte_offset;
+    struct Position {
+        int line, end_line, column, end_column;
+        bool operator==(const Position&) const = default;
+    };
+    int line = 0; // relative to firstlineno: only equality matters here
+    int start = 0;
+    int run_start = 0;
+    Position run{-1, -1, -1, -1};
+    size_t i = 0;
+    while (i < table.size()) {
+        uint8_t first = table[i++];
+        if (!(first & 0x80)) return byte_offset;
+        int code = (first >> 3) & 15;
+        int end = start + 2 * ((first & 7) + 1);
+        Position p{-1, -1, -1, -1};
+        if (code == 15) {
+            // no location
+        } else if (code == 14) {
+            int delta = 0;
+            uint32_t end_delta = 0, column = 0, end_column = 0;
+            if (!read_svarint(table, i, delta) || !read_varint(table, i, end_delta) ||
+                !read_varint(table, i, column) || !read_varint(table, i, end_column))
+                return byte_offset;
+            line += delta;
+            p = {line, line + static_cast<int>(end_delta), static_cast<int>(column) - 1,
+                 static_cast<int>(end_column) - 1};
+        } else if (code == 13) {
+            int delta = 0;
+            if (!read_svarint(table, i, delta)) return byte_offset;
+            line += delta;
+            p = {line, line, -1, -1};
+        } else if (code >= 10) {
+            if (i + 2 > table.size()) return byte_offset;
+            line += code - 10;
+            p = {line, line, table[i], table[i + 1]};
+            i += 2;
+        } else {
+            if (i >= table.size()) return byte_offset;
+            int second = table[i++];
+            int column = code << 3 | (second >> 4 & 7);
+            p = {line, line, column, column + (second & 15)};
+        }
+        if (start == 0 || !(p == run)) {
+            run = p;
+            run_start = start;
+        }
+        if (start <= byte_offset && byte_offset < end) return run_start;
+        start = end;
+    }
+    return byte_offset;
+}
+
+int position_start(uint32_t version_hex, std::span<const uint8_t> table, int byte_offset) {
+    if (version_hex >> 16 <= 0x030a) return byte_offset;
+    return location_table_position_start(table, byte_offset);
+}
+
 int line_for_offset(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
                     int byte_offset) {
     uint32_t major_minor = version_hex >> 16;

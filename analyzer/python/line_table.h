@@ -13,10 +13,19 @@ namespace gpuleak::pydecode {
 int line_for_offset(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
                     int byte_offset);
 
+// The offset where the run of instructions sharing the source position (lines and columns) of the
+// one at `byte_offset` begins: one call's instructions are one place. 3.11's specialized PRECALL
+// of a builtin (sum, map, a method descriptor) runs the call itself, so a frame calling back into
+// Python through it stops at the PRECALL once the call site has warmed up, and at the CALL before:
+// two offsets of one call. Before 3.11 (no columns, no specialization) and where the table cannot
+// say: `byte_offset` itself.
+int position_start(uint32_t version_hex, std::span<const uint8_t> table, int byte_offset);
+
 // The individual decoders, with CPython's -1 for "no line". Tests compare them with the real
 // PyCode_Addr2Line.
 int lnotab_line(std::span<const uint8_t> lnotab, int firstlineno, int byte_offset);        // 3.9
 int linetable310_line(std::span<const uint8_t> table, int firstlineno, int byte_offset);   // 3.10
 int location_table_line(std::span<const uint8_t> table, int firstlineno, int byte_offset); // 3.11+
+int location_table_position_start(std::span<const uint8_t> table, int byte_offset);        // 3.11+
 
 } // namespace gpuleak::pydecode

@@ -4,7 +4,9 @@ what CPython's own PyCode_Addr2Line says for every instruction offset.
 usage: python dump_linetables.py OUT.json [MAX_CODE_OBJECTS]
 
 Output: {"version_hex": N, "python": "3.x.y", "codes": [{"name", "firstlineno", "table" (hex),
-"lines": [line at offset -2, 0, 2, 4, ...]}]}. Sources are compiled, never imported.
+"lines": [line at offset -2, 0, 2, 4, ...], and from 3.11 on "starts": [for offsets 0, 2, 4, ...,
+where the run of instructions with the same co_positions() entry begins]}]}. Sources are compiled,
+never imported.
 """
 import ctypes
 import json
@@ -46,6 +48,16 @@ def table_of(code):
     return code.co_linetable
 
 
+def position_starts(code):
+    """Per code unit, the offset of the first unit of its run of equal positions."""
+    starts, previous, start = [], None, 0
+    for unit, position in enumerate(code.co_positions()):
+        if unit == 0 or position != previous:
+            previous, start = position, 2 * unit
+        starts.append(start)
+    return starts
+
+
 def sources():
     yield "<synthetic>", SYNTHETIC
     stdlib = sysconfig.get_paths()["stdlib"]
@@ -68,12 +80,15 @@ def main():
         for code in code_objects(module):
             nbytes = len(code.co_code)
             lines = [ADDR2LINE(code, offset) for offset in range(-2, nbytes, 2)]
-            codes.append({
+            entry = {
                 "name": "%s:%s" % (os.path.basename(path), code.co_name),
                 "firstlineno": code.co_firstlineno,
                 "table": table_of(code).hex(),
                 "lines": lines,
-            })
+            }
+            if hasattr(code, "co_positions"):
+                entry["starts"] = position_starts(code)
+            codes.append(entry)
         if len(codes) >= limit:
             break
     with open(out_path, "w") as f:

@@ -97,6 +97,40 @@ TEST(LineTable, CallSpanningLinesUsesTheEntryThatContainsTheOffset) {
     EXPECT_EQ(pd::line_for_offset(k311, t, 0, 4), 4);
 }
 
+TEST(LineTable, PositionStartIsWhereOneSourcePositionBegins) {
+    // 3.11's `sum(g)`: the argument's load [0,2) at columns 4-5, then PRECALL, its cache and CALL
+    // with its caches [2,16) at columns 0-6, in two entries (an entry holds at most 8 units);
+    // the next line's load [16,18) at the same columns is another position.
+    std::vector<uint8_t> t = {
+        entry(0, 1),  0x41,    // short form: column 0<<3 | 4, end 4+1
+        entry(10, 4), 0,    6, // one-line +0: columns 0-6, [2,10)
+        entry(10, 3), 0,    6, // the same position: [10,16)
+        entry(11, 1), 0,    6, // +1 line, same columns: [16,18)
+    };
+    EXPECT_EQ(pd::position_start(k311, t, 0), 0);
+    for (int offset : {2, 4, 8, 10, 14})
+        EXPECT_EQ(pd::position_start(k311, t, offset), 2) << offset;
+    EXPECT_EQ(pd::position_start(k311, t, 16), 16);
+    EXPECT_EQ(pd::position_start(k311, t, 18), 18); // past the table: itself
+    EXPECT_EQ(pd::position_start(k311, t, -2), -2);
+    // Long and no-column forms compare end lines and columns too.
+    std::vector<uint8_t> l = {
+        entry(14, 1), 0x00, 0x01,         0x01, 0x03, // lines +0..+1, columns 0-2
+        entry(14, 1), 0x00, 0x01,         0x01, 0x03, // the same
+        entry(14, 1), 0x00, 0x00,         0x01, 0x03, // one line: another
+        entry(13, 1), 0x00, entry(13, 1), 0x00, entry(15, 1), entry(15, 1)};
+    EXPECT_EQ(pd::position_start(k312, l, 2), 0);
+    EXPECT_EQ(pd::position_start(k312, l, 4), 4);
+    EXPECT_EQ(pd::position_start(k312, l, 8), 6);
+    EXPECT_EQ(pd::position_start(k312, l, 12), 10);
+    // Before 3.11 an offset is its own place, whatever the bytes.
+    EXPECT_EQ(pd::position_start(k310, t, 14), 14);
+    EXPECT_EQ(pd::position_start(k39, t, 14), 14);
+    // A corrupt table cannot say.
+    std::vector<uint8_t> corrupt = {0x05, 0x06};
+    EXPECT_EQ(pd::position_start(k311, corrupt, 2), 2);
+}
+
 TEST(LineTable, CorruptLocationTableIsNoLine) {
     std::vector<uint8_t> t = {0x05, 0x06};
     EXPECT_EQ(pd::location_table_line(t, 3, 0), -1);
@@ -112,7 +146,7 @@ TEST(LineTableFixture, MatchesPyCodeAddr2Line) {
     ASSERT_TRUE(in) << path;
     nlohmann::json fixture = nlohmann::json::parse(in);
     auto version = fixture["version_hex"].get<uint32_t>();
-    size_t offsets = 0, mismatches = 0;
+    size_t offsets = 0, starts_checked = 0, mismatches = 0;
     for (const auto& code : fixture["codes"]) {
         std::vector<uint8_t> table = from_hex(code["table"].get<std::string>());
         int first = code["firstlineno"].get<int>();
@@ -132,9 +166,33 @@ TEST(LineTableFixture, MatchesPyCodeAddr2Line) {
                 }
             }
         }
+        // From 3.11: where each instruction's run of one source position begins, from
+        // co_positions(); before, the offset itself.
+        if (!code.contains("starts")) {
+            EXPECT_LT(version >> 16, 0x030bu) << code["name"].get<std::string>();
+            for (int offset = 0; offset < 2 * static_cast<int>(lines.size()) - 2; offset += 2) {
+                EXPECT_EQ(pd::position_start(version, table, offset), offset);
+            }
+            continue;
+        }
+        const auto& starts = code["starts"];
+        for (size_t i = 0; i < starts.size(); ++i) {
+            int offset = 2 * static_cast<int>(i);
+            int want = starts[i].get<int>();
+            int got = pd::position_start(version, table, offset);
+            ++starts_checked;
+            if (got != want && ++mismatches <= 10) {
+                ADD_FAILURE() << code["name"].get<std::string>() << " offset " << offset
+                              << ": position starts at " << want << ", decoder " << got;
+            }
+        }
     }
     std::cout << fixture["python"].get<std::string>() << ": " << fixture["codes"].size()
-              << " code objects, " << offsets << " offsets, " << mismatches << " mismatches\n";
+              << " code objects, " << offsets << " offsets, " << starts_checked
+              << " position starts, " << mismatches << " mismatches\n";
     EXPECT_EQ(mismatches, 0u);
     EXPECT_GT(offsets, 10000u);
+    if (version >> 16 >= 0x030b) {
+        EXPECT_GT(starts_checked, 10000u);
+    }
 }
