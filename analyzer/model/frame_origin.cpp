@@ -99,7 +99,14 @@ FrameOrigin classify_frame(const Frame& f) {
         if (f.file.empty()) return FrameOrigin::Unknown;
         return is_library_file(f.file) ? FrameOrigin::Library : FrameOrigin::User;
     }
-    if (f.function.empty() && f.file.empty()) return FrameOrigin::Unknown;
+    if (f.function.empty() && f.file.empty()) {
+        // A stripped interpreter's static functions (Debian's python3: gen_send_ex, builtin_sum)
+        // are still the interpreter's: which of them a call passes through changes as CPython
+        // specializes it, and must not make another site.
+        return !f.module.empty() && classify_module(f.module) == FrameOrigin::Interpreter
+                   ? FrameOrigin::Interpreter
+                   : FrameOrigin::Unknown;
+    }
     if (is_cuda_runtime_function(f.function)) return FrameOrigin::Runtime;
     FrameOrigin by_module = f.module.empty() ? FrameOrigin::User : classify_module(f.module);
     if (by_module != FrameOrigin::User) return by_module;
