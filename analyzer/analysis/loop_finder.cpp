@@ -34,6 +34,7 @@ LoopStatement from_source(const CallNode& node, void*) {
 
 struct FoundLoop {
     uint32_t thread = 0, head = 0, parent = 0, function = 0;
+    uint32_t caller = 0; // the innermost frame of the program's own code outside its head, if any
     // The body's extent in addresses: from the lowest to the highest position of its back edges
     // (where the source cannot tell which positions its statement holds).
     uint64_t head_pc = 0, end_pc = 0;
@@ -189,6 +190,8 @@ struct LoopFinder::State {
             l.thread = thread;
             l.head = head;
             l.parent = parent_of(path, level);
+            for (size_t i = level; i-- > 0 && !l.caller;)
+                if (calls[path[i]].user) l.caller = path[i];
             l.function = node.function;
             l.head_pc = node.pc;
             l.end_pc = node.pc;
@@ -519,6 +522,19 @@ int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) 
         if (best) return best->output;
     }
     return -1;
+}
+
+int64_t LoopFinder::loop_run_by(uint32_t thread, const std::vector<uint32_t>& path) const {
+    size_t i = path.size();
+    while (i-- > 0 && !state_->calls[path[i]].user) {
+    }
+    if (i >= path.size()) return -1;
+    const FoundLoop* best = nullptr;
+    for (const FoundLoop& l : state_->loops)
+        if (l.thread == thread && l.caller == path[i] && l.output >= 0 &&
+            (!best || l.allocations > best->allocations))
+            best = &l;
+    return best ? best->output : -1;
 }
 
 } // namespace gpuleak::analyzer

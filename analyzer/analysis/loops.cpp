@@ -272,6 +272,15 @@ struct LoopPass::State {
             // where none does.
             if (loop < 0 && sites.site(st.site).library_thread) loop = timing_loop(inferred, st);
             if (loop < 0) loop = finder.loop_of(st.thread, sites.site(st.site).path);
+            // Allocated by the very statement that runs a loop in what it calls, while that loop
+            // runs (the additions of `sum(model(x) for x in xs)`, made between the generator's
+            // steps): timed by it.
+            if (loop < 0) {
+                int64_t run = finder.loop_run_by(st.thread, sites.site(st.site).path);
+                if (run >= 0 && st.first_ts() >= out.loops[run].starts.front() &&
+                    st.first_ts() <= out.loops[run].end_ts)
+                    loop = run;
+            }
             // A thread without loops: the inferred loop (of another thread) whose span holds its
             // first allocation, the one with most allocations where several do.
             if (loop < 0 && out.pooled(st.thread))

@@ -53,6 +53,24 @@ def evaluate_one_input(model):
     return items
 
 
+def micro_batches_summed(model):
+    """Each step's loss summed over its micro-batches by sum() over a generator, a new total every
+    step: nothing outlives its step. sum() is a builtin that calls back into Python: on 3.11, once
+    the call has warmed up, the step's frame stops at its specialized PRECALL, before at its CALL."""
+    total = None
+    for _ in range(ITERATIONS):
+        total = sum(model(torch.empty(BATCH)) for _ in range(4))
+    return total.item()
+
+
+def micro_batch_losses_kept(model):
+    """The same steps, every step's summed loss kept with its graph."""
+    losses = []
+    for _ in range(ITERATIONS):
+        losses.append(sum(model(torch.empty(BATCH)) for _ in range(4)))  # LEAK
+    return len(losses)
+
+
 def append_item(model):
     losses = []
     for _ in range(ITERATIONS):

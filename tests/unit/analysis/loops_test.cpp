@@ -128,6 +128,46 @@ TEST(LoopFinder, TheSameCallAgainIsAnIteration) {
     EXPECT_EQ(loops[0].iterations(), 7u);
 }
 
+TEST(LoopFinder, TheLoopAStatementRunsIsTheLoopOfWhatItAllocatesBetweenTheSteps) {
+    // for ...: total = sum(model(x) for x in xs)  -- the generator's loop runs under sum(), a
+    // builtin called from the statement's frame; sum's additions are allocated under that frame
+    // too, between the generator's steps, in no loop of their own.
+    Program p;
+    p.loop_lines = {{"<genexpr>", 30}, {"train", 30}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto statement = p.path({{"main", 1}, {"train", 30}});
+    auto under = [&](std::vector<uint32_t> path,
+                     std::initializer_list<std::tuple<const char*, int, bool>> frames) {
+        for (auto [function, line, user] : frames)
+            path.push_back(p.calls.node(path.back(), function, user ? "prog.py" : "", line,
+                                        static_cast<uint64_t>(line), user, user));
+        return path;
+    };
+    auto step = under(statement,
+                      {{"builtin_sum", 0, false}, {"<genexpr>", 30, true}, {"forward", 7, false}});
+    auto add =
+        under(statement,
+              {{"builtin_sum", 0, false}, {"number_add", 0, false}, {"Tensor.__add__", 9, false}});
+    auto elsewhere = p.path({{"main", 1}, {"train", 31}}, true);
+    uint64_t ts = 0;
+    f.on_alloc(1, ts += 10, step);
+    for (int i = 0; i < 5; ++i) {
+        f.on_alloc(1, ts += 10, step);
+        f.on_alloc(1, ts += 10, add);
+    }
+    f.on_alloc(1, ts += 10, elsewhere);
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(p.calls[loops[0].head].function_name, "<genexpr>");
+    EXPECT_EQ(loops[0].iterations(), 6u);
+    EXPECT_EQ(f.loop_of(1, step), 0);
+    EXPECT_EQ(f.loop_of(1, add), -1); // in no loop of its own frames
+    EXPECT_EQ(f.loop_run_by(1, add), 0);
+    EXPECT_EQ(f.loop_run_by(1, elsewhere), -1); // another statement of the same frame
+    EXPECT_EQ(f.loop_run_by(1, step), -1);      // the generator runs no loop in what it calls
+    EXPECT_EQ(f.loop_run_by(2, add), -1);       // another thread's
+}
+
 TEST(LoopFinder, BranchesInsideALibraryAreOneCallNotALoop) {
     // output = model(x): one user line, two allocations on different library lines.
     Program p;
