@@ -1,5 +1,6 @@
 #include "python/line_table.h"
 
+#include <climits>
 #include <cstddef>
 
 namespace gpuleak::pydecode {
@@ -59,7 +60,8 @@ int linetable310_line(std::span<const uint8_t> table, int firstlineno, int byte_
 
 int location_table_line(std::span<const uint8_t> table, int firstlineno, int byte_offset) {
     if (byte_offset < 0) return firstlineno;
-    int line = firstlineno;
+    // 64 bits: a corrupt table's deltas may add up past int (only a valid one's result fits).
+    int64_t line = firstlineno;
     int start = 0;
     size_t i = 0;
     while (i < table.size()) {
@@ -67,7 +69,7 @@ int location_table_line(std::span<const uint8_t> table, int firstlineno, int byt
         if (!(first & 0x80)) return -1; // not an entry start: corrupt table
         int code = (first >> 3) & 15;
         int end = start + 2 * ((first & 7) + 1);
-        int entry_line = line;
+        int64_t entry_line = line;
         if (code == 15) {
             entry_line = -1;
         } else if (code == 13 || code == 14) {
@@ -79,7 +81,8 @@ int location_table_line(std::span<const uint8_t> table, int firstlineno, int byt
             line += code - 10;
             entry_line = line;
         }
-        if (start <= byte_offset && byte_offset < end) return entry_line;
+        if (start <= byte_offset && byte_offset < end)
+            return entry_line >= -1 && entry_line <= INT_MAX ? static_cast<int>(entry_line) : -1;
         // Columns and end lines are not needed: the next entry is the next byte with bit 7 set.
         while (i < table.size() && !(table[i] & 0x80))
             ++i;
@@ -91,10 +94,10 @@ int location_table_line(std::span<const uint8_t> table, int firstlineno, int byt
 int location_table_position_start(std::span<const uint8_t> table, int byte_offset) {
     if (byte_offset < 0) return byte_offset;
     struct Position {
-        int line, end_line, column, end_column;
+        int64_t line, end_line, column, end_column;
         bool operator==(const Position&) const = default;
     };
-    int line = 0; // relative to firstlineno: only equality matters here
+    int64_t line = 0; // relative to firstlineno: only equality matters here
     int start = 0;
     int run_start = 0;
     Position run{-1, -1, -1, -1};
@@ -114,8 +117,7 @@ int location_table_position_start(std::span<const uint8_t> table, int byte_offse
                 !read_varint(table, i, column) || !read_varint(table, i, end_column))
                 return byte_offset;
             line += delta;
-            p = {line, line + static_cast<int>(end_delta), static_cast<int>(column) - 1,
-                 static_cast<int>(end_column) - 1};
+            p = {line, line + end_delta, int64_t{column} - 1, int64_t{end_column} - 1};
         } else if (code == 13) {
             int delta = 0;
             if (!read_svarint(table, i, delta)) return byte_offset;
@@ -129,7 +131,7 @@ int location_table_position_start(std::span<const uint8_t> table, int byte_offse
         } else {
             if (i >= table.size()) return byte_offset;
             int second = table[i++];
-            int column = code << 3 | (second >> 4 & 7);
+            int64_t column = code << 3 | (second >> 4 & 7);
             p = {line, line, column, column + (second & 15)};
         }
         if (start == 0 || !(p == run)) {

@@ -134,6 +134,12 @@ TEST(LineTable, PositionStartIsWhereOneSourcePositionBegins) {
 TEST(LineTable, CorruptLocationTableIsNoLine) {
     std::vector<uint8_t> t = {0x05, 0x06};
     EXPECT_EQ(pd::location_table_line(t, 3, 0), -1);
+    // Deltas of 2^30 twice: past int, which must be no line (and no signed overflow).
+    std::vector<uint8_t> far = {entry(13, 1), 0x40, 0x40, 0x40, 0x40, 0x40, 0x02,
+                                entry(13, 1), 0x40, 0x40, 0x40, 0x40, 0x40, 0x02};
+    EXPECT_EQ(pd::location_table_line(far, 1, 0), (1 << 30) + 1);
+    EXPECT_EQ(pd::location_table_line(far, 1, 2), -1);
+    EXPECT_EQ(pd::position_start(k311, far, 2), 2);
     std::vector<uint8_t> truncated = {entry(13, 1), 0x40};
     EXPECT_EQ(pd::location_table_line(truncated, 3, 0), -1);
 }
