@@ -525,13 +525,14 @@ int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) 
 }
 
 int64_t LoopFinder::loop_run_by(uint32_t thread, const std::vector<uint32_t>& path) const {
-    size_t i = path.size();
-    while (i-- > 0 && !state_->calls[path[i]].user) {
-    }
-    if (i >= path.size()) return -1;
+    size_t n = path.size();
+    while (n > 0 && !state_->calls[path[n - 1]].user)
+        --n;
+    if (n == 0) return -1;
+    const uint32_t innermost_own = path[n - 1];
     const FoundLoop* best = nullptr;
     for (const FoundLoop& l : state_->loops)
-        if (l.thread == thread && l.caller == path[i] && l.output >= 0 &&
+        if (l.thread == thread && l.caller == innermost_own && l.output >= 0 &&
             (!best || l.allocations > best->allocations))
             best = &l;
     return best ? best->output : -1;
