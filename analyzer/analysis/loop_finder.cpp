@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 #include "common/growing_times.h"
@@ -24,6 +25,13 @@ bool is_comprehension(const std::string& function) {
                              std::string::npos, name) == 0)
             return true;
     return false;
+}
+
+bool is_generator_expression(const CallNode& node) {
+    constexpr std::string_view name = "<genexpr>";
+    return node.python && node.user && node.function_name.size() >= name.size() &&
+           std::string_view(node.function_name).substr(node.function_name.size() - name.size()) ==
+               name;
 }
 
 LoopStatement from_source(const CallNode& node, void*) {
@@ -324,6 +332,23 @@ struct LoopFinder::State {
                 }
             }
         }
+        // A generator expression resumed where it has no loop yet: the next step of its loop.
+        // Fed to a builtin that calls back into Python (`map(f, (g(x) for x in xs))`), its steps
+        // alternate with the calls they feed and never allocate twice in a row. Once the loop is
+        // there, entering it starts its iterations as for any head (below).
+        // Resumed: the last stack had no frame of its function past the common part (a step
+        // going on from one of its positions to the next is not resumed).
+        for (size_t i = d; i < path.size(); ++i) {
+            const CallNode& n = calls[path[i]];
+            if (!is_generator_expression(n) || !t.last_entry.count(path[i]) ||
+                t.by_head.count(path[i]) ||
+                std::find(edge_heads.begin(), edge_heads.end(), path[i]) != edge_heads.end())
+                continue;
+            bool resumed = true;
+            for (size_t j = d; j < prev.size() && resumed; ++j)
+                resumed = calls[prev[j]].function != n.function;
+            if (resumed) back_edge(t, thread, ts, path, i, path[i]);
+        }
         // Entering a head from elsewhere (not through a back edge to it) starts a run of each of
         // its loops.
         for (size_t i = d; i < path.size(); ++i) {
@@ -525,17 +550,19 @@ int64_t LoopFinder::loop_of(uint32_t thread, const std::vector<uint32_t>& path) 
 }
 
 int64_t LoopFinder::loop_run_by(uint32_t thread, const std::vector<uint32_t>& path) const {
-    size_t n = path.size();
-    while (n > 0 && !state_->calls[path[n - 1]].user)
-        --n;
-    if (n == 0) return -1;
-    const uint32_t innermost_own = path[n - 1];
-    const FoundLoop* best = nullptr;
-    for (const FoundLoop& l : state_->loops)
-        if (l.thread == thread && l.caller == innermost_own && l.output >= 0 &&
-            (!best || l.allocations > best->allocations))
-            best = &l;
-    return best ? best->output : -1;
+    // From the innermost frame of the program's own code outwards: `map(lambda x: model(x),
+    // (load(b) for b in batches))` runs the generator's loop from the statement's frame, and the
+    // lambda it feeds is a frame of the program's further in.
+    for (size_t n = path.size(); n-- > 0;) {
+        if (!state_->calls[path[n]].user) continue;
+        const FoundLoop* best = nullptr;
+        for (const FoundLoop& l : state_->loops)
+            if (l.thread == thread && l.caller == path[n] && l.output >= 0 &&
+                (!best || l.allocations > best->allocations))
+                best = &l;
+        if (best) return best->output;
+    }
+    return -1;
 }
 
 } // namespace gpuleak::analyzer

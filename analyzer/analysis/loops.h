@@ -133,10 +133,10 @@ public:
     // The innermost loop holding a path on a thread, as an index into finish()'s result; -1 if
     // none. Valid after finish().
     int64_t loop_of(uint32_t thread, const std::vector<uint32_t>& path) const;
-    // The loop run by what the innermost frame of the program's own code on `path` calls, on a
-    // thread (`sum(model(x) for x in xs)`: the generator's loop, run by sum() from the
-    // statement's frame, whose additions are allocated at that frame between its steps); the one
-    // with most allocations where several are; -1 if none. Valid after finish().
+    // The loop run by what a frame of the program's own code on `path` calls, on a thread, the
+    // innermost such frame's (`sum(model(x) for x in xs)`: the generator's loop, run by sum()
+    // from the statement's frame, whose additions are allocated at that frame between its
+    // steps); the one with most allocations where several are; -1 if none. Valid after finish().
     int64_t loop_run_by(uint32_t thread, const std::vector<uint32_t>& path) const;
 
 private:

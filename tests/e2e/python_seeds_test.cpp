@@ -228,6 +228,27 @@ TEST_P(PythonSeeds, LossesSummedOverMicroBatchesByAGenerator) {
     EXPECT_EQ(additions, 1) << kept["sites"].dump(1);
 }
 
+// map() feeding a lambda from a generator expression, in no loop of the program's: the
+// generator's steps alternate with the lambda's calls, so it never allocates twice in a row.
+// Resumed, it takes its next step; the lambda is timed by the generator's loop, run from the same
+// statement. Before, no loop was found and every site read `none`.
+TEST_P(PythonSeeds, AMapOverAGeneratorIsTheGeneratorsLoop) {
+    Json kept = run_seed(GetParam(), "mapped_over_a_generator");
+    const auto marked = marked_lines("mapped_over_a_generator");
+    ASSERT_EQ(marked.size(), 1u);
+    ASSERT_EQ(kept["loops"].size(), 1u) << kept["loops"].dump(1);
+    EXPECT_EQ(kept["loops"][0]["iterations"], 12) << kept["loops"].dump(1); // seeds' ITERATIONS
+    std::set<std::pair<std::string, int>> leaks = leak_headlines(kept);
+    EXPECT_EQ(leaks, (std::set<std::pair<std::string, int>>{{"<lambda>", marked.begin()->second}}))
+        << kept["sites"].dump(1);
+    Json items = run_seed(GetParam(), "mapped_over_a_generator_items");
+    EXPECT_TRUE(leak_headlines(items).empty()) << items["sites"].dump(1);
+    for (const auto& s : items["sites"]) {
+        if (python_headline(s).first != "<lambda>") continue;
+        EXPECT_EQ(s["verdict"], "transient") << s.dump(1);
+    }
+}
+
 TEST_P(PythonSeeds, AppendItemDoesNotLeak) {
     EXPECT_TRUE(leak_headlines(run_seed(GetParam(), "append_item")).empty());
 }

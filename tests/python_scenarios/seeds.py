@@ -71,6 +71,18 @@ def micro_batch_losses_kept(model):
     return len(losses)
 
 
+def mapped_over_a_generator(model):
+    """map() calls a lambda on each input a generator expression makes, and every output is kept:
+    no loop of the program's, and the generator never allocates twice in a row."""
+    outputs = list(map(lambda x: model(x), (torch.empty(BATCH) for _ in range(ITERATIONS))))  # LEAK
+    return len(outputs)
+
+
+def mapped_over_a_generator_items(model):
+    """The same, keeping only each output's item()."""
+    return list(map(lambda x: model(x).item(), (torch.empty(BATCH) for _ in range(ITERATIONS))))
+
+
 def append_item(model):
     losses = []
     for _ in range(ITERATIONS):

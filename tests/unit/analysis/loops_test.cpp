@@ -164,8 +164,46 @@ TEST(LoopFinder, TheLoopAStatementRunsIsTheLoopOfWhatItAllocatesBetweenTheSteps)
     EXPECT_EQ(f.loop_of(1, add), -1); // in no loop of its own frames
     EXPECT_EQ(f.loop_run_by(1, add), 0);
     EXPECT_EQ(f.loop_run_by(1, elsewhere), -1); // another statement of the same frame
-    EXPECT_EQ(f.loop_run_by(1, step), -1);      // the generator runs no loop in what it calls
+    EXPECT_EQ(f.loop_run_by(1, step), 0);       // its own, from the statement's frame
     EXPECT_EQ(f.loop_run_by(2, add), -1);       // another thread's
+}
+
+TEST(LoopFinder, AGeneratorExpressionResumedIsTheNextStepOfItsLoop) {
+    // outs = list(map(lambda x: model(x), (load(b) for b in batches)))  -- map() resumes the
+    // generator, then calls the lambda: the generator never allocates twice in a row.
+    Program p;
+    p.loop_lines = {{"<genexpr>", 30}};
+    LoopFinder f(p.calls, &Program::oracle, &p);
+    auto statement = p.path({{"main", 1}, {"evaluate", 30}});
+    auto under = [&](std::vector<uint32_t> path,
+                     std::initializer_list<std::tuple<const char*, int, bool>> frames) {
+        for (auto [function, line, user] : frames)
+            path.push_back(p.calls.node(path.back(), function, user ? "prog.py" : "", line,
+                                        static_cast<uint64_t>(line), user, user));
+        return path;
+    };
+    auto load = under(statement, {{"map_next", 0, false},
+                                  {"gen_send", 0, false},
+                                  {"evaluate.<locals>.<genexpr>", 30, true},
+                                  {"load", 9, false}});
+    auto call = under(statement, {{"map_next", 0, false},
+                                  {"call_function", 0, false},
+                                  {"evaluate.<locals>.<lambda>", 30, true},
+                                  {"forward", 7, false}});
+    uint64_t ts = 0;
+    for (int i = 0; i < 6; ++i) {
+        f.on_alloc(1, ts += 10, load);
+        f.on_alloc(1, ts += 10, call);
+    }
+    auto loops = f.finish(ts + 1);
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(p.calls[loops[0].head].function_name, "evaluate.<locals>.<genexpr>");
+    EXPECT_EQ(loops[0].iterations(), 6u);
+    EXPECT_EQ(loops[0].starts.front(), 10u); // its first step's allocation
+    EXPECT_EQ(f.loop_of(1, load), 0);
+    EXPECT_EQ(f.loop_of(1, call), -1);
+    // The lambda is the program's frame further in than the statement that runs the loop.
+    EXPECT_EQ(f.loop_run_by(1, call), 0);
 }
 
 TEST(LoopFinder, BranchesInsideALibraryAreOneCallNotALoop) {
