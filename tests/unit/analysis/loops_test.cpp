@@ -37,6 +37,16 @@ struct Program {
         return out;
     }
 
+    // `path` extended inwards by frames (function, line, the program's own: a Python frame of the
+    // program, else a native frame of the interpreter's), outermost first.
+    std::vector<uint32_t> under(std::vector<uint32_t> path,
+                                std::initializer_list<std::tuple<const char*, int, bool>> frames) {
+        for (auto [function, line, own] : frames)
+            path.push_back(calls.node(path.back(), function, own ? "prog.py" : "", line,
+                                      static_cast<uint64_t>(line), own, own));
+        return path;
+    }
+
     // Native frames (function, line, return address), outermost first: compiled code, whose
     // addresses need not follow its lines.
     std::vector<uint32_t>
@@ -136,18 +146,11 @@ TEST(LoopFinder, TheLoopAStatementRunsIsTheLoopOfWhatItAllocatesBetweenTheSteps)
     p.loop_lines = {{"<genexpr>", 30}, {"train", 30}};
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto statement = p.path({{"main", 1}, {"train", 30}});
-    auto under = [&](std::vector<uint32_t> path,
-                     std::initializer_list<std::tuple<const char*, int, bool>> frames) {
-        for (auto [function, line, user] : frames)
-            path.push_back(p.calls.node(path.back(), function, user ? "prog.py" : "", line,
-                                        static_cast<uint64_t>(line), user, user));
-        return path;
-    };
-    auto step = under(statement,
-                      {{"builtin_sum", 0, false}, {"<genexpr>", 30, true}, {"forward", 7, false}});
-    auto add =
-        under(statement,
-              {{"builtin_sum", 0, false}, {"number_add", 0, false}, {"Tensor.__add__", 9, false}});
+    auto step = p.under(
+        statement, {{"builtin_sum", 0, false}, {"<genexpr>", 30, true}, {"forward", 7, false}});
+    auto add = p.under(
+        statement,
+        {{"builtin_sum", 0, false}, {"number_add", 0, false}, {"Tensor.__add__", 9, false}});
     auto elsewhere = p.path({{"main", 1}, {"train", 31}}, true);
     uint64_t ts = 0;
     f.on_alloc(1, ts += 10, step);
@@ -175,21 +178,14 @@ TEST(LoopFinder, AGeneratorExpressionResumedIsTheNextStepOfItsLoop) {
     p.loop_lines = {{"<genexpr>", 30}};
     LoopFinder f(p.calls, &Program::oracle, &p);
     auto statement = p.path({{"main", 1}, {"evaluate", 30}});
-    auto under = [&](std::vector<uint32_t> path,
-                     std::initializer_list<std::tuple<const char*, int, bool>> frames) {
-        for (auto [function, line, user] : frames)
-            path.push_back(p.calls.node(path.back(), function, user ? "prog.py" : "", line,
-                                        static_cast<uint64_t>(line), user, user));
-        return path;
-    };
-    auto load = under(statement, {{"map_next", 0, false},
-                                  {"gen_send", 0, false},
-                                  {"evaluate.<locals>.<genexpr>", 30, true},
-                                  {"load", 9, false}});
-    auto call = under(statement, {{"map_next", 0, false},
-                                  {"call_function", 0, false},
-                                  {"evaluate.<locals>.<lambda>", 30, true},
-                                  {"forward", 7, false}});
+    auto load = p.under(statement, {{"map_next", 0, false},
+                                    {"gen_send", 0, false},
+                                    {"evaluate.<locals>.<genexpr>", 30, true},
+                                    {"load", 9, false}});
+    auto call = p.under(statement, {{"map_next", 0, false},
+                                    {"call_function", 0, false},
+                                    {"evaluate.<locals>.<lambda>", 30, true},
+                                    {"forward", 7, false}});
     uint64_t ts = 0;
     for (int i = 0; i < 6; ++i) {
         f.on_alloc(1, ts += 10, load);
