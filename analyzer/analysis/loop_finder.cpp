@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <string_view>
 #include <tuple>
 
 #include "common/growing_times.h"
@@ -20,18 +19,12 @@ uint64_t context_key(uint32_t parent, uint32_t function) {
 // Python's comprehensions and generator expressions are loops by construction.
 bool is_comprehension(const std::string& function) {
     for (const char* name : {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
-        if (function.size() >= std::char_traits<char>::length(name) &&
-            function.compare(function.size() - std::char_traits<char>::length(name),
-                             std::string::npos, name) == 0)
-            return true;
+        if (function.ends_with(name)) return true;
     return false;
 }
 
 bool is_generator_expression(const CallNode& node) {
-    constexpr std::string_view name = "<genexpr>";
-    return node.python && node.user && node.function_name.size() >= name.size() &&
-           std::string_view(node.function_name).substr(node.function_name.size() - name.size()) ==
-               name;
+    return node.python && node.user && node.function_name.ends_with("<genexpr>");
 }
 
 LoopStatement from_source(const CallNode& node, void*) {
