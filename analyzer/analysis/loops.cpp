@@ -10,6 +10,7 @@
 #include "analysis/site_cache.h"
 #include "analysis/thread_rounds.h"
 #include "model/site_table.h"
+#include "symbolize/demangle.h"
 #include "trace/event_stream.h"
 
 namespace gpuleak::analyzer {
@@ -403,7 +404,7 @@ std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& cal
         s.thread = l.thread;
         if (l.source == "inferred" || l.source == "threads") {
             const CallNode& head = calls[l.head];
-            s.function = head.function_name;
+            s.function = without_clone_suffix(head.function_name);
             s.file = head.file;
             s.line = head.line;
         }

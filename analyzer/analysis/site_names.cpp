@@ -19,9 +19,17 @@ std::vector<const Frame*> callers(const Site& site) {
 }
 
 std::string caller_name(const Frame& f, const Frame& inner) {
-    std::string name = frame_function(f);
+    std::string name = source_function(f);
     if (f.file != inner.file) return name + " (" + frame_location(f) + ")";
     return f.line ? name + ":" + std::to_string(f.line) : name;
+}
+
+// Names tell frames apart as users do: two clones of one function at one line are one place.
+// (Sites differ elsewhere in their stacks, which the callers then show.)
+using Key = std::tuple<std::string, std::string, int>;
+
+Key key_of(const Frame& f) {
+    return {source_function(f), f.file, f.line};
 }
 
 // The frames between the allocation and the headline that are the program's or a library's (a
@@ -33,12 +41,6 @@ std::vector<const Frame*> inner_frames(const Site& site) {
             site.frames[i].origin == FrameOrigin::Library)
             out.push_back(&site.frames[i]);
     return out;
-}
-
-using Key = std::tuple<std::string, std::string, int>;
-
-Key key_of(const Frame& f) {
-    return {f.function, f.file, f.line};
 }
 
 // The libraries' named frames outside the headline, innermost first: where the program's own
@@ -72,7 +74,7 @@ size_t first_difference(const std::vector<std::vector<const Frame*>>& chains) {
 
 std::string headline_name(const Site& site) {
     const Frame* f = site.headline();
-    return f ? frame_function(*f) + " at " + frame_location(*f) : "unknown site";
+    return f ? source_function(*f) + " at " + frame_location(*f) : "unknown site";
 }
 
 void name_sites(Report& report) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "symbolize/demangle.h"
+
 namespace gpuleak::analyzer {
 
 std::string human_bytes(uint64_t bytes) {
@@ -65,6 +67,10 @@ std::string frame_location(const Frame& f) {
 
 std::string frame_function(const Frame& f) {
     return f.function.empty() ? "??" : f.function;
+}
+
+std::string source_function(const Frame& f) {
+    return f.function.empty() ? "??" : std::string(without_clone_suffix(f.function));
 }
 
 } // namespace gpuleak::analyzer

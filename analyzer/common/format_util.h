@@ -15,5 +15,9 @@ std::string with_commas(uint64_t n);     // "1,234,567"
 std::string growth_rate(double bytes_per_iteration);
 std::string frame_location(const Frame& f); // "file.cpp:42" (basename), or the module, or "??"
 std::string frame_function(const Frame& f); // the function, or "??"
+// The function as its source names it, or "??": without the suffix of a clone the compiler made
+// of it ("forward(unsigned long) [clone .constprop.3]" is forward's), which is noise in a name
+// and differs between builds of the same code. Frame lists keep the suffix: it is what ran.
+std::string source_function(const Frame& f);
 
 } // namespace gpuleak::analyzer

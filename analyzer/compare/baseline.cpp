@@ -20,12 +20,13 @@ std::string basename(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// A site's stack as text: (function, file name[, line]) per frame, innermost first. Directories and
-// modules stay out: another checkout or build of the same code has other ones.
+// A site's stack as text: (function, file name[, line]) per frame, innermost first. Directories,
+// modules and the numbers of the compiler's clones stay out: another checkout or build of the same
+// code has other ones.
 std::string stack_key(const Report& r, uint32_t site, bool lines) {
     std::string key;
     for (const Frame& f : access::frames(r, site)) {
-        key += f.function.empty() ? "??" : f.function;
+        key += source_function(f);
         key += '\x1f';
         // A frame without a file is known by its function alone: its module is the binary,
         // whose name may differ from one build to the next.

@@ -256,6 +256,52 @@ TEST(Verdicts, AStepCalledThroughAPointerThatBeginsInlinedAndEndsInATailCallIsOn
     expect_one_iteration_per_step("inlined_first", "inlined_first_step", "apply(int)", 16384);
 }
 
+// The line of tests/scenarios/clone_scenarios.cpp that ends in `// MARK`.
+int clone_scenarios_line(const std::string& mark) {
+    std::ifstream in(Paths::source() + "/tests/scenarios/clone_scenarios.cpp");
+    std::string text;
+    for (int line = 1; std::getline(in, text); ++line)
+        if (text.ends_with("// " + mark)) return line;
+    ADD_FAILURE() << "no line marked " << mark;
+    return -1;
+}
+
+// A site's name is the function as its source names it: GCC's clones of one helper (one per
+// constant it is called with, at -O3) are one function, so the callers' lines tell the sites apart.
+TEST(SiteNames, ClonesOfOneFunctionAreNamedByTheirCallers) {
+    RunResult r = run({Paths::app("clone_scenarios"), "cloned_helper"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(r.traces.size(), 1u) << r.output;
+    Json rep = report(r.traces[0]);
+    bool cloned = false;
+    for (const auto& s : rep["sites"])
+        for (const auto& f : s["frames"])
+            cloned = cloned || (f["function"].is_string() && f["function"].get<std::string>().find(
+                                                                 " [clone .") != std::string::npos);
+    if (!cloned)
+        GTEST_SKIP() << "this compiler made no clone of forward(), so there is nothing to test";
+    const std::string kept = ":" + std::to_string(clone_scenarios_line("OUTPUT"));
+    const std::string freed = ":" + std::to_string(clone_scenarios_line("ACTIVATION"));
+    auto ends_with = [](const std::string& s, const std::string& end) { return s.ends_with(end); };
+    int leaks = 0, transients = 0;
+    for (const auto& s : rep["sites"]) {
+        const std::string label = s["label"];
+        EXPECT_EQ(label.find("[clone"), std::string::npos) << label;
+        if (s["verdict"] == "leak") {
+            ++leaks;
+            EXPECT_TRUE(ends_with(label, kept)) << label;
+        } else if (s["verdict"] == "transient") {
+            ++transients;
+            EXPECT_TRUE(ends_with(label, freed)) << label;
+        }
+    }
+    EXPECT_EQ(leaks, 1) << rep["sites"].dump(1);
+    EXPECT_EQ(transients, 1) << rep["sites"].dump(1);
+    ASSERT_EQ(rep["loops"].size(), 1u) << rep["loops"].dump(1);
+    EXPECT_EQ(rep["loops"][0]["iterations"], 16);
+    EXPECT_EQ(rep["loops"][0]["function"].get<std::string>().find("[clone"), std::string::npos);
+}
+
 TEST(Hints, ForwardPassRetained) {
     Json rep = scenario("forward_leak");
     EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], "forward pass"))

@@ -444,6 +444,30 @@ TEST(Baseline, NewLeakFirstAcrossTwoBuilds) {
     EXPECT_EQ(rc, 0) << "fixing a leak is no regression\n" << out;
 }
 
+// One program built at -O2 and at -O3, where GCC clones a helper per constant it is called with:
+// the stacks differ only in the clones' names ("forward(unsigned long) [clone .constprop.0]"),
+// which are no change of the code.
+TEST(Baseline, ClonesOfAFunctionMatchTheFunctionInAnotherBuild) {
+    Traces base = traced({Paths::app("clone_scenarios_O2"), "cloned_helper"});
+    Traces now = traced({Paths::app("clone_scenarios"), "cloned_helper"});
+    std::string out;
+    ASSERT_EQ(report_cmd("--format json " + quote(now.run.traces[0]), &out), 0);
+    if (out.find(" [clone .") == std::string::npos)
+        GTEST_SKIP() << "this compiler made no clone of forward() at -O3: nothing to test";
+    ASSERT_EQ(report_cmd("--format json --baseline " + quote(base.run.traces[0]) + " " +
+                             quote(now.run.traces[0]),
+                         &out),
+              0);
+    const Json sites = Json::parse(out)["comparisons"][0]["sites"];
+    EXPECT_EQ(sites.size(), 2u) << sites.dump(1);
+    for (const Json& s : sites)
+        EXPECT_EQ(s["match"], "stack") << s.dump(1);
+    int rc = report_cmd("--fail-on regression --baseline " + quote(base.run.traces[0]) + " " +
+                            quote(now.run.traces[0]),
+                        &out);
+    EXPECT_EQ(rc, 0) << out;
+}
+
 // ---- CI outputs -------------------------------------------------------------------------------
 
 TEST(Ci, JunitAnnotationsAndSummary) {
