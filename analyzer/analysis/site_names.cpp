@@ -10,11 +10,22 @@
 namespace gpuleak::analyzer {
 namespace {
 
+// A frame that only says its function went on in an inlined part of itself: GCC splits a
+// function's slow path off (`f(int) [clone .part.0]`) and inlines it back, so DWARF shows f
+// inlined into f ("Pool::get at pool.cpp:43 ← Pool::get:41"). A recursive call inlined into
+// itself reads the same; not inlined, it is a frame of its own.
+bool same_function_inlined_into_it(const Frame& caller, const Frame& inner) {
+    return inner.inlined && caller.file == inner.file &&
+           source_function(caller) == source_function(inner);
+}
+
 // The frames of the program's own code outside the headline, innermost first.
 std::vector<const Frame*> callers(const Site& site) {
     std::vector<const Frame*> out;
     for (size_t i = site.headline_index + 1; i < site.frames.size(); ++i)
-        if (site.frames[i].origin == FrameOrigin::User) out.push_back(&site.frames[i]);
+        if (site.frames[i].origin == FrameOrigin::User &&
+            !same_function_inlined_into_it(site.frames[i], site.frames[i - 1]))
+            out.push_back(&site.frames[i]);
     return out;
 }
 

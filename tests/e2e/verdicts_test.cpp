@@ -302,6 +302,41 @@ TEST(SiteNames, ClonesOfOneFunctionAreNamedByTheirCallers) {
     EXPECT_EQ(rep["loops"][0]["function"].get<std::string>().find("[clone"), std::string::npos);
 }
 
+// GCC splits a function's slow path off and inlines it back: DWARF shows Pool::get inlined into
+// Pool::get. That is one call of the program's, named once.
+TEST(SiteNames, AFunctionInlinedIntoItselfIsOneCall) {
+    RunResult r = run({Paths::app("clone_scenarios"), "split_pool"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(r.traces.size(), 1u) << r.output;
+    Json rep = report(r.traces[0]);
+    bool doubled = false;
+    for (const auto& s : rep["sites"]) {
+        const Json& frames = s["frames"];
+        for (size_t i = 1; i < frames.size(); ++i)
+            doubled = doubled || (frames[i - 1]["inlined"] == true &&
+                                  frames[i]["function"] == frames[i - 1]["function"] &&
+                                  frames[i]["function"].get<std::string>().ends_with("Pool::get"));
+    }
+    if (!doubled)
+        GTEST_SKIP() << "this compiler did not inline Pool::get into itself: nothing to test";
+    const std::string taken = ":" + std::to_string(clone_scenarios_line("TAKEN"));
+    const std::string reused = ":" + std::to_string(clone_scenarios_line("REUSED"));
+    int leaks = 0, retained = 0;
+    for (const auto& s : rep["sites"]) {
+        const std::string label = s["label"];
+        EXPECT_EQ(label.find("Pool::get"), label.rfind("Pool::get")) << label;
+        if (s["verdict"] == "leak") {
+            ++leaks;
+            EXPECT_TRUE(label.ends_with("split_pool()" + taken)) << label;
+        } else if (s["verdict"] == "retained") {
+            ++retained;
+            EXPECT_TRUE(label.ends_with("split_pool()" + reused)) << label;
+        }
+    }
+    EXPECT_EQ(leaks, 1) << rep["sites"].dump(1);
+    EXPECT_EQ(retained, 1) << rep["sites"].dump(1);
+}
+
 TEST(Hints, ForwardPassRetained) {
     Json rep = scenario("forward_leak");
     EXPECT_TRUE(has_hint(site(rep, "forward")["hints"], "forward pass"))

@@ -1,9 +1,15 @@
-// A training loop built at -O3, as release builds are, for tests/e2e/verdicts_test.cpp: GCC
-// makes a clone of forward() for each constant size it is called with ("forward(unsigned long)
-// [clone .constprop.N]"), so the loop's two allocations sit under two names of one function.
-// Ground truth (argv[1] = cloned_helper, 16 iterations): the activation (1 MiB, the line marked
-// ACTIVATION) is freed within its iteration (transient); the output (256 KiB, the line marked
-// OUTPUT) is kept every iteration (leak).
+// Training loops built optimized, as release builds are, for tests/e2e/verdicts_test.cpp and the
+// baseline test of tests/exports (built at -O3 and at -O2), one per argv[1]:
+//   cloned_helper  at -O3 GCC makes a clone of forward() for each constant size it is called
+//                  with ("forward(unsigned long) [clone .constprop.N]"), so the loop's two
+//                  allocations sit under two names of one function. 16 iterations: the activation
+//                  (1 MiB, the line marked ACTIVATION) is freed within its iteration
+//                  (transient); the output (256 KiB, the line marked OUTPUT) is kept every
+//                  iteration (leak).
+//   split_pool     a pool's get() whose slow path (the cudaMalloc) GCC splits off and inlines
+//                  back, so DWARF shows get() inlined into get(). 16 iterations: one block taken
+//                  and given back (the line marked REUSED: allocated once, retained), one taken
+//                  and kept (the line marked TAKEN: leak).
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -33,6 +39,28 @@ void cloned_helper() {
     }
 }
 
+struct Pool {
+    void* free_list[64];
+    int n_free = 0;
+    void* get(size_t n) {
+        if (n_free > 0) return free_list[--n_free];
+        void* p = nullptr;
+        if (cudaMalloc(&p, n) != cudaSuccess) std::exit(1);
+        return p;
+    }
+    void put(void* p) { free_list[n_free++] = p; }
+};
+
+void split_pool() {
+    Pool pool;
+    for (int step = 0; step < 16; ++step) {
+        void* scratch = pool.get(1 << 20); // REUSED
+        void* kept = pool.get(1 << 18);    // TAKEN
+        pool.put(scratch);
+        g_kept[g_n_kept++] = kept;
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -40,6 +68,10 @@ int main(int argc, char** argv) {
         cloned_helper();
         return 0;
     }
-    std::fprintf(stderr, "usage: clone_scenarios cloned_helper\n");
+    if (argc > 1 && std::strcmp(argv[1], "split_pool") == 0) {
+        split_pool();
+        return 0;
+    }
+    std::fprintf(stderr, "usage: clone_scenarios cloned_helper|split_pool\n");
     return 2;
 }
