@@ -404,7 +404,8 @@ std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& cal
         s.thread = l.thread;
         if (l.source == "inferred" || l.source == "threads") {
             const CallNode& head = calls[l.head];
-            s.function = without_clone_suffix(head.function_name);
+            s.function = head.python ? head.function_name
+                                     : std::string(without_clone_suffix(head.function_name));
             s.file = head.file;
             s.line = head.line;
         }

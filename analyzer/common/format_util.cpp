@@ -70,7 +70,9 @@ std::string frame_function(const Frame& f) {
 }
 
 std::string source_function(const Frame& f) {
-    return f.function.empty() ? "??" : std::string(without_clone_suffix(f.function));
+    if (f.function.empty()) return "??";
+    // A Python qualified name's dots are its classes and functions ("Model.forward").
+    return f.python ? f.function : std::string(without_clone_suffix(f.function));
 }
 
 } // namespace gpuleak::analyzer

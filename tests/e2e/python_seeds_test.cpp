@@ -171,6 +171,10 @@ TEST_P(PythonSeeds, AFrameworksFitLoopIsTheLoopOfTheStepsItCalls) {
     EXPECT_EQ(leak_headlines(kept), marked_lines("fit_by_a_framework")) << kept["sites"].dump(1);
     ASSERT_EQ(kept["loops"].size(), 1u) << kept["loops"].dump(1);
     EXPECT_EQ(fs::path(kept["loops"][0]["file"].get<std::string>()).filename(), "fake_trainer.py");
+    // Named by its qualified name, dots and all (a C function's dot starts a clone's suffix);
+    // before 3.11 code objects have no qualified name.
+    const Json& fit = kept["loops"][0]["function"];
+    EXPECT_TRUE(fit == "Trainer.fit" || fit == "fit") << fit;
     EXPECT_EQ(kept["loops"][0]["iterations"], 24) << kept["loops"].dump(1); // 3 epochs of 8
     Json released = run_seed(GetParam(), "fit_by_a_framework_released");
     EXPECT_TRUE(leak_headlines(released).empty()) << released["sites"].dump(1);
