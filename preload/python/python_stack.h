@@ -62,6 +62,10 @@ struct CodeCache {
 // calling thread's, or nullptr) spares the registry lock for code objects seen before.
 size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx, CodeCache* cache = nullptr);
 
+// Whether a supported interpreter was found: a caller's early-out before it sets up a capture.
+// Where none was, it looks again after dlopen and every few thousand calls of a thread.
+bool available();
+
 struct Info {
     uint32_t version_hex;      // PY_VERSION_HEX of the running interpreter
     const char* layout_source; // "table", "debug_offsets", or "unsupported"

@@ -49,10 +49,9 @@ void write_info() {
     });
 }
 
-} // namespace
-
-uint64_t capture(ThreadState* ts) {
-    if (!config().python) return 0;
+// Out of line: its prologue (the registers a stack walk needs saved) would otherwise be paid by
+// every allocation of a process without Python, which capture() turns away first.
+__attribute__((noinline)) uint64_t capture_stack(ThreadState* ts) {
     if (!ts->py_frames) {
         // Two frame buffers (this capture's, the previous one's), the previous stack's keys and
         // nodes (outermost first), the code-id cache.
@@ -118,6 +117,14 @@ uint64_t capture(ThreadState* ts) {
     ts->py_prev_depth = static_cast<unsigned>(n);
     std::swap(ts->py_frames, ts->py_prev_frames); // the next capture fills the other buffer
     return node;
+}
+
+} // namespace
+
+uint64_t capture(ThreadState* ts) {
+    // Most allocations of a process without Python end here, before the frame buffers.
+    if (!config().python || !python::available()) return 0;
+    return capture_stack(ts);
 }
 
 void modules_changed() {

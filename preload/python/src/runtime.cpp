@@ -132,6 +132,10 @@ const Runtime* runtime() {
     return g_state.load(std::memory_order_acquire) == kReady ? &g_runtime : nullptr;
 }
 
+bool available() {
+    return runtime() != nullptr;
+}
+
 const Info* info() {
     return g_state.load(std::memory_order_acquire) == kUnknown ? nullptr : &g_info;
 }
