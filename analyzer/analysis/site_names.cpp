@@ -1,6 +1,7 @@
 #include "analysis/site_names.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -79,6 +80,106 @@ size_t first_difference(const std::vector<std::vector<const Frame*>>& chains) {
         if (seen.size() > 1) return i;
     }
     return longest;
+}
+
+// The source text of the call a frame stands at, from its column: Python's position gives its
+// end; a native call's ends at the parenthesis that closes its first. "" where not known.
+std::string call_text(const Frame& f) {
+    if (f.column <= 0 || f.line <= 0) return "";
+    const std::string& text = source_files().raw_line(f.file, f.line);
+    size_t start = static_cast<size_t>(f.column - 1);
+    if (start >= text.size()) return "";
+    // GCC's column of a call is its parenthesis: the callee's name stands before it.
+    auto name_char = [&](size_t i) {
+        unsigned char c = static_cast<unsigned char>(text[i]);
+        return std::isalnum(c) || c == '_' || c == ':' || c == '.';
+    };
+    if (!f.python && text[start] == '(')
+        while (start > 0 && (name_char(start - 1) ||
+                             (start >= 2 && text[start - 1] == '>' && text[start - 2] == '-')))
+            start -= text[start - 1] == '>' ? 2 : 1;
+    size_t end = std::string::npos;
+    if (f.python && f.end_column > 0) {
+        end = f.end_line == f.line ? static_cast<size_t>(f.end_column - 1) : text.size();
+    } else if (!f.python) {
+        int depth = 0;
+        for (size_t i = text.find('(', start); i != std::string::npos && i < text.size(); ++i) {
+            depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+            if (depth == 0) {
+                end = i + 1;
+                break;
+            }
+        }
+    }
+    if (end == std::string::npos || end <= start || end > text.size()) return "";
+    std::string call = text.substr(start, end - start);
+    constexpr size_t kLongest = 48;
+    if (call.size() > kLongest)
+        call = call.substr(0, kLongest - 3) + "...";
+    else if (f.python && f.end_line > f.line)
+        call += "...";
+    return call;
+}
+
+// Where the source says where a frame stands (its column), that is its place: copies of one
+// call (an optimizer's clones, unrolled iterations) are one. Else its address or offset.
+bool same_place(const Frame& a, const Frame& b) {
+    if (a.python != b.python || a.file != b.file || a.line != b.line) return false;
+    if (a.column > 0 && b.column > 0)
+        return a.column == b.column && a.end_line == b.end_line && a.end_column == b.end_column;
+    return a.column == b.column && a.pc == b.pc && a.function == b.function;
+}
+
+// Sites still named alike differ within one line: two calls on it (`a, b = model(x), model(y)`).
+// Where the first frame at which they differ gives each its column, the call's text names it,
+// or its column where the texts are alike; else its site number.
+void tell_calls_on_one_line_apart(Report& report, const std::vector<uint32_t>& group) {
+    const SiteTable& table = *report.site_table;
+    std::map<std::string, std::vector<uint32_t>> alike;
+    for (uint32_t id : group)
+        alike[report.names[id].label].push_back(id);
+    for (const auto& [label, members] : alike) {
+        if (members.size() < 2) continue;
+        const std::vector<Frame>& first = table.site(members[0]).frames;
+        size_t at = 0;
+        bool differ = false;
+        for (; !differ; ++at) {
+            for (uint32_t id : members) {
+                const std::vector<Frame>& frames = table.site(id).frames;
+                differ = differ || at >= frames.size() || at >= first.size() ||
+                         !same_place(frames[at], first[at]);
+            }
+            if (differ || at >= first.size()) break;
+        }
+        std::vector<std::string> calls, columns;
+        for (uint32_t id : members) {
+            const Site& site = table.site(id);
+            const std::vector<Frame>& frames = site.frames;
+            if (at >= frames.size() || at >= first.size() || frames[at].line != first[at].line ||
+                frames[at].file != first[at].file || frames[at].column <= 0)
+                break;
+            const std::string call = call_text(frames[at]);
+            // A caller's line is not in the name yet.
+            const std::string in = static_cast<int>(at) == site.headline_index || !site.headline()
+                                       ? ""
+                                       : " in " + caller_name(frames[at], *site.headline());
+            const std::string column = "column " + std::to_string(frames[at].column);
+            calls.push_back(call.empty() ? "" : "call " + call + in);
+            columns.push_back(call.empty() ? column + in : "call " + call + " at " + column + in);
+        }
+        auto distinct = [&](const std::vector<std::string>& names) {
+            std::map<std::string, int> seen;
+            for (const std::string& n : names)
+                if (n.empty() || ++seen[n] > 1) return false;
+            return names.size() == members.size();
+        };
+        const std::vector<std::string>* names = distinct(calls)     ? &calls
+                                                : distinct(columns) ? &columns
+                                                                    : nullptr;
+        for (size_t m = 0; m < members.size(); ++m)
+            report.names[members[m]].label +=
+                names ? ", " + (*names)[m] : " (site #" + std::to_string(members[m]) + ")";
+    }
 }
 
 } // namespace
@@ -169,12 +270,7 @@ void name_sites(Report& report) {
                             caller_name(*inner[g][d], *table.site(group[g]).headline());
             }
         }
-        std::map<std::string, int> labels;
-        for (uint32_t id : group)
-            ++labels[report.names[id].label];
-        for (uint32_t id : group)
-            if (labels[report.names[id].label] > 1)
-                report.names[id].label += " (site #" + std::to_string(id) + ")";
+        tell_calls_on_one_line_apart(report, group);
     }
 }
 

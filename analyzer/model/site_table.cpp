@@ -90,6 +90,14 @@ std::vector<Frame> SiteTable::python_frames(uint32_t py_node, std::vector<bool>*
             // One call is one place, however far its instructions had run (line_table.h).
             f.pc = static_cast<uint32_t>(pydecode::position_start(
                 trace_.py_version_hex, code->second.linetable, p.byte_offset));
+            pydecode::SourcePosition at;
+            if (pydecode::source_position(trace_.py_version_hex, code->second.linetable,
+                                          code->second.firstlineno, p.byte_offset, at) &&
+                at.line == f.line && at.end_column < (1 << 30)) {
+                f.column = static_cast<int>(at.column) + 1;
+                f.end_line = static_cast<int>(at.end_line);
+                f.end_column = static_cast<int>(at.end_column) + 1;
+            }
         } else {
             f.function = "<unknown code object>";
         }
@@ -219,9 +227,10 @@ uint32_t SiteTable::site_for(uint32_t native_node, uint32_t py_node) {
         key += f.file;
         key += '\0';
         // Where DWARF gives the call's column, copies of one call that the optimizer made (a
-        // loop's peeled or unrolled iterations) are one site; else each address is its own.
+        // loop's peeled or unrolled iterations) are one site; else each address is its own. A
+        // Python frame's offset is already its position's (one call, one place).
         key += std::to_string(f.line) + ':' +
-               (f.column > 0 ? 'c' + std::to_string(f.column) : std::to_string(f.pc)) +
+               (!f.python && f.column > 0 ? 'c' + std::to_string(f.column) : std::to_string(f.pc)) +
                (f.python ? "p" : "n");
         key += '\0';
     }

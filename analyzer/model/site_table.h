@@ -23,7 +23,9 @@ struct Frame {
     std::string function;
     std::string file;
     int line = 0;
-    int column = 0; // native: of the call on its line, where DWARF says; 0 otherwise
+    // Of the call on its line, from 1, where DWARF (native) or the line table (Python 3.11+) says;
+    // 0 otherwise.
+    int column = 0;
     std::string module;
     bool python = false;
     bool inlined = false;
@@ -34,6 +36,8 @@ struct Frame {
     // native frame calling an inlined body, that body's entry (one place for all its calls).
     uint64_t position = 0;
     FrameOrigin origin = FrameOrigin::Unknown;
+    // Python 3.11+: where the call's source ends (its column exclusive, from 1); 0 otherwise.
+    int end_line = 0, end_column = 0;
 };
 
 struct Site {

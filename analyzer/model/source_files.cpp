@@ -130,6 +130,13 @@ const std::string& SourceFiles::line(const std::string& file, int line) {
     return static_cast<size_t>(line) <= f.trimmed.size() ? f.trimmed[line - 1] : none;
 }
 
+const std::string& SourceFiles::raw_line(const std::string& file, int line) {
+    static const std::string none;
+    if (file.empty() || line <= 0) return none;
+    File& f = load(file);
+    return static_cast<size_t>(line) <= f.raw.size() ? f.raw[line - 1] : none;
+}
+
 namespace {
 
 LoopStatement from_chain(std::vector<int> chain) {

@@ -26,6 +26,8 @@ class SourceFiles {
 public:
     // The line without surrounding blanks; "" when unknown.
     const std::string& line(const std::string& file, int line);
+    // The line as in the file, where columns count; "" when unknown.
+    const std::string& raw_line(const std::string& file, int line);
     // Whether `line` is inside a for/while/do loop (or a comprehension) of the code around it,
     // and which loops enclose it: Python by indentation up to the enclosing def; C and C++ by the
     // enclosing blocks and statements, comments and literals ignored.

@@ -91,23 +91,24 @@ int location_table_line(std::span<const uint8_t> table, int firstlineno, int byt
     return -1;
 }
 
-int location_table_position_start(std::span<const uint8_t> table, int byte_offset) {
-    if (byte_offset < 0) return byte_offset;
-    struct Position {
-        int64_t line, end_line, column, end_column;
-        bool operator==(const Position&) const = default;
-    };
-    int64_t line = 0; // relative to firstlineno: only equality matters here
+namespace {
+
+// The entry of 3.11+'s location table that covers `byte_offset`: where its run of one position
+// begins, and that position, its lines relative to firstlineno (columns -1 where none). -1 where
+// the table cannot say.
+int find_position(std::span<const uint8_t> table, int byte_offset, SourcePosition& found) {
+    if (byte_offset < 0) return -1;
+    int64_t line = 0;
     int start = 0;
     int run_start = 0;
-    Position run{-1, -1, -1, -1};
+    SourcePosition run{-1, -1, -1, -1};
     size_t i = 0;
     while (i < table.size()) {
         uint8_t first = table[i++];
-        if (!(first & 0x80)) return byte_offset;
+        if (!(first & 0x80)) return -1;
         int code = (first >> 3) & 15;
         int end = start + 2 * ((first & 7) + 1);
-        Position p{-1, -1, -1, -1};
+        SourcePosition p{-1, -1, -1, -1};
         if (code == 15) {
             // no location
         } else if (code == 14) {
@@ -115,21 +116,21 @@ int location_table_position_start(std::span<const uint8_t> table, int byte_offse
             uint32_t end_delta = 0, column = 0, end_column = 0;
             if (!read_svarint(table, i, delta) || !read_varint(table, i, end_delta) ||
                 !read_varint(table, i, column) || !read_varint(table, i, end_column))
-                return byte_offset;
+                return -1;
             line += delta;
             p = {line, line + end_delta, int64_t{column} - 1, int64_t{end_column} - 1};
         } else if (code == 13) {
             int delta = 0;
-            if (!read_svarint(table, i, delta)) return byte_offset;
+            if (!read_svarint(table, i, delta)) return -1;
             line += delta;
             p = {line, line, -1, -1};
         } else if (code >= 10) {
-            if (i + 2 > table.size()) return byte_offset;
+            if (i + 2 > table.size()) return -1;
             line += code - 10;
             p = {line, line, table[i], table[i + 1]};
             i += 2;
         } else {
-            if (i >= table.size()) return byte_offset;
+            if (i >= table.size()) return -1;
             int second = table[i++];
             int64_t column = code << 3 | (second >> 4 & 7);
             p = {line, line, column, column + (second & 15)};
@@ -138,10 +139,37 @@ int location_table_position_start(std::span<const uint8_t> table, int byte_offse
             run = p;
             run_start = start;
         }
-        if (start <= byte_offset && byte_offset < end) return run_start;
+        if (start <= byte_offset && byte_offset < end) {
+            found = run;
+            return run_start;
+        }
         start = end;
     }
-    return byte_offset;
+    return -1;
+}
+
+} // namespace
+
+int location_table_position_start(std::span<const uint8_t> table, int byte_offset) {
+    SourcePosition unused;
+    int start = find_position(table, byte_offset, unused);
+    return start < 0 ? byte_offset : start;
+}
+
+bool location_table_position(std::span<const uint8_t> table, int firstlineno, int byte_offset,
+                             SourcePosition& out) {
+    SourcePosition p;
+    if (find_position(table, byte_offset, p) < 0 || p.column < 0 || p.end_column < 0 ||
+        p.end_line < p.line)
+        return false;
+    out = {p.line + firstlineno, p.end_line + firstlineno, p.column, p.end_column};
+    return true;
+}
+
+bool source_position(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
+                     int byte_offset, SourcePosition& out) {
+    if (version_hex >> 16 <= 0x030a) return false;
+    return location_table_position(table, firstlineno, byte_offset, out);
 }
 
 int position_start(uint32_t version_hex, std::span<const uint8_t> table, int byte_offset) {

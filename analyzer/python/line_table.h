@@ -21,11 +21,23 @@ int line_for_offset(uint32_t version_hex, std::span<const uint8_t> table, int fi
 // say: `byte_offset` itself.
 int position_start(uint32_t version_hex, std::span<const uint8_t> table, int byte_offset);
 
+// The source position of the instruction at `byte_offset`, as co_positions() gives it: lines, and
+// columns in UTF-8 bytes of the line, the end exclusive. From 3.11, where the table gives the
+// columns; false otherwise (before 3.11, no columns, a malformed table).
+struct SourcePosition {
+    int64_t line, end_line, column, end_column;
+    bool operator==(const SourcePosition&) const = default;
+};
+bool source_position(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
+                     int byte_offset, SourcePosition& out);
+
 // The individual decoders, with CPython's -1 for "no line". Tests compare them with the real
 // PyCode_Addr2Line.
 int lnotab_line(std::span<const uint8_t> lnotab, int firstlineno, int byte_offset);        // 3.9
 int linetable310_line(std::span<const uint8_t> table, int firstlineno, int byte_offset);   // 3.10
 int location_table_line(std::span<const uint8_t> table, int firstlineno, int byte_offset); // 3.11+
 int location_table_position_start(std::span<const uint8_t> table, int byte_offset);        // 3.11+
+bool location_table_position(std::span<const uint8_t> table, int firstlineno, int byte_offset,
+                             SourcePosition& out); // 3.11+
 
 } // namespace gpuleak::pydecode

@@ -232,6 +232,45 @@ TEST_P(PythonSeeds, LossesSummedOverMicroBatchesByAGenerator) {
     EXPECT_EQ(additions, 1) << kept["sites"].dump(1);
 }
 
+// The interpreter's minor version (11 for 3.11).
+int python_minor(const std::string& interpreter) {
+    std::string out;
+    EXPECT_EQ(shell(interpreter + " -c 'import sys; print(sys.version_info[1])'", &out), 0);
+    return std::atoi(out.c_str());
+}
+
+// Sites that differ only within one line (two calls on it) are named by the call's text, which
+// 3.11+ line tables give (co_positions), and by its column where the texts are alike. Before,
+// and before 3.11 still, they were "(site #N)".
+TEST_P(PythonSeeds, TwoCallsOnOneLineAreNamedByTheirText) {
+    Json rep = run_seed(GetParam(), "two_calls_on_one_line");
+    const auto marked = marked_lines("two_calls_on_one_line");
+    ASSERT_EQ(marked.size(), 1u);
+    EXPECT_EQ(leak_headlines(rep), marked) << rep["sites"].dump(1);
+    if (python_minor(GetParam()) < 11)
+        GTEST_SKIP() << "no columns in the line tables before 3.11: sites are named by number";
+    std::map<std::string, int> named;
+    for (const auto& s : rep["sites"]) {
+        if (python_headline(s).first != "two_calls_on_one_line") continue;
+        const std::string label = s["label"];
+        EXPECT_EQ(label.find("(site #"), std::string::npos) << label;
+        for (const char* call :
+             {", call model(x)", ", call model(y)", ", call torch.empty(BATCH) at column"})
+            if (label.find(call) != std::string::npos) ++named[call];
+        if (label.find(", call model(x)") != std::string::npos) {
+            EXPECT_EQ(s["verdict"], "leak") << s.dump(1);
+        }
+        if (label.find(", call model(y)") != std::string::npos) {
+            EXPECT_NE(s["verdict"], "leak") << s.dump(1);
+        }
+    }
+    // Two layers per model call; two inputs.
+    EXPECT_EQ(named, (std::map<std::string, int>{{", call model(x)", 2},
+                                                 {", call model(y)", 2},
+                                                 {", call torch.empty(BATCH) at column", 2}}))
+        << rep["sites"].dump(1);
+}
+
 // map() feeding a lambda from a generator expression, in no loop of the program's: the
 // generator's steps alternate with the lambda's calls, so it never allocates twice in a row.
 // Resumed, it takes its next step; the lambda is timed by the generator's loop, run from the same

@@ -256,9 +256,9 @@ TEST(Verdicts, AStepCalledThroughAPointerThatBeginsInlinedAndEndsInATailCallIsOn
     expect_one_iteration_per_step("inlined_first", "inlined_first_step", "apply(int)", 16384);
 }
 
-// The line of tests/scenarios/clone_scenarios.cpp that ends in `// MARK`.
-int clone_scenarios_line(const std::string& mark) {
-    std::ifstream in(Paths::source() + "/tests/scenarios/clone_scenarios.cpp");
+// The line of tests/scenarios/optimized_scenarios.cpp that ends in `// MARK`.
+int optimized_scenarios_line(const std::string& mark) {
+    std::ifstream in(Paths::source() + "/tests/scenarios/optimized_scenarios.cpp");
     std::string text;
     for (int line = 1; std::getline(in, text); ++line)
         if (text.ends_with("// " + mark)) return line;
@@ -269,7 +269,7 @@ int clone_scenarios_line(const std::string& mark) {
 // A site's name is the function as its source names it: GCC's clones of one helper (one per
 // constant it is called with, at -O3) are one function, so the callers' lines tell the sites apart.
 TEST(SiteNames, ClonesOfOneFunctionAreNamedByTheirCallers) {
-    RunResult r = run({Paths::app("clone_scenarios"), "cloned_helper"});
+    RunResult r = run({Paths::app("optimized_scenarios"), "cloned_helper"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ASSERT_EQ(r.traces.size(), 1u) << r.output;
     Json rep = report(r.traces[0]);
@@ -280,8 +280,8 @@ TEST(SiteNames, ClonesOfOneFunctionAreNamedByTheirCallers) {
                                                                  " [clone .") != std::string::npos);
     if (!cloned)
         GTEST_SKIP() << "this compiler made no clone of forward(), so there is nothing to test";
-    const std::string kept = ":" + std::to_string(clone_scenarios_line("OUTPUT"));
-    const std::string freed = ":" + std::to_string(clone_scenarios_line("ACTIVATION"));
+    const std::string kept = ":" + std::to_string(optimized_scenarios_line("OUTPUT"));
+    const std::string freed = ":" + std::to_string(optimized_scenarios_line("ACTIVATION"));
     auto ends_with = [](const std::string& s, const std::string& end) { return s.ends_with(end); };
     int leaks = 0, transients = 0;
     for (const auto& s : rep["sites"]) {
@@ -305,7 +305,7 @@ TEST(SiteNames, ClonesOfOneFunctionAreNamedByTheirCallers) {
 // GCC splits a function's slow path off and inlines it back: DWARF shows Pool::get inlined into
 // Pool::get. That is one call of the program's, named once.
 TEST(SiteNames, AFunctionInlinedIntoItselfIsOneCall) {
-    RunResult r = run({Paths::app("clone_scenarios"), "split_pool"});
+    RunResult r = run({Paths::app("optimized_scenarios"), "split_pool"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ASSERT_EQ(r.traces.size(), 1u) << r.output;
     Json rep = report(r.traces[0]);
@@ -319,8 +319,8 @@ TEST(SiteNames, AFunctionInlinedIntoItselfIsOneCall) {
     }
     if (!doubled)
         GTEST_SKIP() << "this compiler did not inline Pool::get into itself: nothing to test";
-    const std::string taken = ":" + std::to_string(clone_scenarios_line("TAKEN"));
-    const std::string reused = ":" + std::to_string(clone_scenarios_line("REUSED"));
+    const std::string taken = ":" + std::to_string(optimized_scenarios_line("TAKEN"));
+    const std::string reused = ":" + std::to_string(optimized_scenarios_line("REUSED"));
     int leaks = 0, retained = 0;
     for (const auto& s : rep["sites"]) {
         const std::string label = s["label"];
@@ -335,6 +335,32 @@ TEST(SiteNames, AFunctionInlinedIntoItselfIsOneCall) {
     }
     EXPECT_EQ(leaks, 1) << rep["sites"].dump(1);
     EXPECT_EQ(retained, 1) << rep["sites"].dump(1);
+}
+
+// Two calls on one line: the sites differ only in the column of the call in one_line(), whose
+// text names each (DWARF gives the column of a call).
+TEST(SiteNames, TwoCallsOnOneLineAreNamedByTheirText) {
+    RunResult r = run({Paths::app("optimized_scenarios"), "one_line"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(r.traces.size(), 1u) << r.output;
+    Json rep = report(r.traces[0]);
+    const std::string line = std::to_string(optimized_scenarios_line("ONE LINE"));
+    int leaks = 0, transients = 0;
+    for (const auto& s : rep["sites"]) {
+        const std::string label = s["label"];
+        EXPECT_EQ(label.find("(site #"), std::string::npos) << label;
+        if (s["verdict"] == "leak") {
+            ++leaks;
+            EXPECT_TRUE(label.ends_with(
+                ", call forward(1 << 18) in (anonymous namespace)::one_line:" + line))
+                << label;
+        } else if (s["verdict"] == "transient") {
+            ++transients;
+            EXPECT_NE(label.find("forward(1 << 20)"), std::string::npos) << label;
+        }
+    }
+    EXPECT_EQ(leaks, 1) << rep["sites"].dump(1);
+    EXPECT_EQ(transients, 1) << rep["sites"].dump(1);
 }
 
 TEST(Hints, ForwardPassRetained) {

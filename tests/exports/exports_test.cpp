@@ -448,8 +448,8 @@ TEST(Baseline, NewLeakFirstAcrossTwoBuilds) {
 // the stacks differ only in the clones' names ("forward(unsigned long) [clone .constprop.0]"),
 // which are no change of the code.
 TEST(Baseline, ClonesOfAFunctionMatchTheFunctionInAnotherBuild) {
-    Traces base = traced({Paths::app("clone_scenarios_O2"), "cloned_helper"});
-    Traces now = traced({Paths::app("clone_scenarios"), "cloned_helper"});
+    Traces base = traced({Paths::app("optimized_scenarios_O2"), "cloned_helper"});
+    Traces now = traced({Paths::app("optimized_scenarios"), "cloned_helper"});
     std::string out;
     ASSERT_EQ(report_cmd("--format json " + quote(now.run.traces[0]), &out), 0);
     if (out.find(" [clone .") == std::string::npos)

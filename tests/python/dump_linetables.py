@@ -5,8 +5,9 @@ usage: python dump_linetables.py OUT.json [MAX_CODE_OBJECTS]
 
 Output: {"version_hex": N, "python": "3.x.y", "codes": [{"name", "firstlineno", "table" (hex),
 "lines": [line at offset -2, 0, 2, 4, ...], and from 3.11 on "starts": [for offsets 0, 2, 4, ...,
-where the run of instructions with the same co_positions() entry begins]}]}. Sources are compiled,
-never imported.
+where the run of instructions with the same co_positions() entry begins] and "positions": [[first
+offset, line, end line, column, end column] per run of one co_positions() entry, -1 for None]}]}.
+Sources are compiled, never imported.
 """
 import ctypes
 import json
@@ -58,6 +59,16 @@ def position_starts(code):
     return starts
 
 
+def position_runs(code):
+    """[first offset, line, end line, column, end column] per run of equal positions, -1 for None."""
+    runs, previous = [], None
+    for unit, position in enumerate(code.co_positions()):
+        if unit == 0 or position != previous:
+            previous = position
+            runs.append([2 * unit] + [-1 if v is None else v for v in position])
+    return runs
+
+
 def sources():
     yield "<synthetic>", SYNTHETIC
     stdlib = sysconfig.get_paths()["stdlib"]
@@ -88,6 +99,7 @@ def main():
             }
             if hasattr(code, "co_positions"):
                 entry["starts"] = position_starts(code)
+                entry["positions"] = position_runs(code)
             codes.append(entry)
         if len(codes) >= limit:
             break

@@ -152,7 +152,7 @@ TEST(LineTableFixture, MatchesPyCodeAddr2Line) {
     ASSERT_TRUE(in) << path;
     nlohmann::json fixture = nlohmann::json::parse(in);
     auto version = fixture["version_hex"].get<uint32_t>();
-    size_t offsets = 0, starts_checked = 0, mismatches = 0;
+    size_t offsets = 0, starts_checked = 0, positions_checked = 0, mismatches = 0;
     for (const auto& code : fixture["codes"]) {
         std::vector<uint8_t> table = from_hex(code["table"].get<std::string>());
         int first = code["firstlineno"].get<int>();
@@ -178,6 +178,8 @@ TEST(LineTableFixture, MatchesPyCodeAddr2Line) {
             EXPECT_LT(version >> 16, 0x030bu) << code["name"].get<std::string>();
             for (int offset = 0; offset < 2 * static_cast<int>(lines.size()) - 2; offset += 2) {
                 EXPECT_EQ(pd::position_start(version, table, offset), offset);
+                pd::SourcePosition none{};
+                EXPECT_FALSE(pd::source_position(version, table, first, offset, none));
             }
             continue;
         }
@@ -192,13 +194,37 @@ TEST(LineTableFixture, MatchesPyCodeAddr2Line) {
                               << ": position starts at " << want << ", decoder " << got;
             }
         }
+        // The whole position of every instruction, where co_positions() gives its columns.
+        const auto& runs = code["positions"];
+        for (size_t r = 0; r < runs.size(); ++r) {
+            const int end = r + 1 < runs.size() ? runs[r + 1][0].get<int>()
+                                                : 2 * static_cast<int>(starts.size());
+            const auto& run = runs[r];
+            pd::SourcePosition want{run[1].get<int64_t>(), run[2].get<int64_t>(),
+                                    run[3].get<int64_t>(), run[4].get<int64_t>()};
+            const bool has_columns =
+                want.line >= 0 && want.end_line >= 0 && want.column >= 0 && want.end_column >= 0;
+            for (int offset = run[0].get<int>(); offset < end; offset += 2) {
+                pd::SourcePosition got{};
+                bool found = pd::source_position(version, table, first, offset, got);
+                ++positions_checked;
+                if ((found != has_columns || (found && !(got == want))) && ++mismatches <= 10) {
+                    ADD_FAILURE() << code["name"].get<std::string>() << " offset " << offset
+                                  << ": co_positions " << run.dump() << ", decoder "
+                                  << (found ? "" : "none ") << got.line << "," << got.end_line
+                                  << "," << got.column << "," << got.end_column;
+                }
+            }
+        }
     }
     std::cout << fixture["python"].get<std::string>() << ": " << fixture["codes"].size()
               << " code objects, " << offsets << " offsets, " << starts_checked
-              << " position starts, " << mismatches << " mismatches\n";
+              << " position starts, " << positions_checked << " positions, " << mismatches
+              << " mismatches\n";
     EXPECT_EQ(mismatches, 0u);
     EXPECT_GT(offsets, 10000u);
     if (version >> 16 >= 0x030b) {
         EXPECT_GT(starts_checked, 10000u);
+        EXPECT_EQ(positions_checked, starts_checked);
     }
 }

@@ -63,6 +63,16 @@ def micro_batches_summed(model):
     return total.item()
 
 
+def two_calls_on_one_line(model):
+    """Two inputs made and the model called twice, each pair on one line; the first call's output
+    is kept. The sites of one line differ only in their columns."""
+    outputs = []
+    for _ in range(ITERATIONS):
+        x, y = torch.empty(BATCH), torch.empty(BATCH)
+        outputs.append(model(x)); scratch = model(y)  # LEAK
+    return len(outputs), scratch
+
+
 def micro_batch_losses_kept(model):
     """The same steps, every step's summed loss kept with its graph."""
     losses = []

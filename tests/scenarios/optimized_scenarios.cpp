@@ -1,5 +1,6 @@
-// Training loops built optimized, as release builds are, for tests/e2e/verdicts_test.cpp and the
-// baseline test of tests/exports (built at -O3 and at -O2), one per argv[1]:
+// Training loops built optimized, as release builds are, for the site names of
+// tests/e2e/verdicts_test.cpp and the baseline test of tests/exports (built at -O3 and at -O2),
+// one per argv[1]:
 //   cloned_helper  at -O3 GCC makes a clone of forward() for each constant size it is called
 //                  with ("forward(unsigned long) [clone .constprop.N]"), so the loop's two
 //                  allocations sit under two names of one function. 16 iterations: the activation
@@ -10,6 +11,8 @@
 //                  back, so DWARF shows get() inlined into get(). 16 iterations: one block taken
 //                  and given back (the line marked REUSED: allocated once, retained), one taken
 //                  and kept (the line marked TAKEN: leak).
+//   one_line       two calls of forward() on one line (the line marked ONE LINE), 16 iterations:
+//                  forward(1 << 18) kept (leak), forward(1 << 20) freed (transient).
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -61,6 +64,14 @@ void split_pool() {
     }
 }
 
+// clang-format off
+void one_line() {
+    for (int step = 0; step < 16; ++step) {
+        g_kept[g_n_kept++] = forward(1 << 18); cudaFree(forward(1 << 20)); // ONE LINE
+    }
+}
+// clang-format on
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -72,6 +83,10 @@ int main(int argc, char** argv) {
         split_pool();
         return 0;
     }
-    std::fprintf(stderr, "usage: clone_scenarios cloned_helper|split_pool\n");
+    if (argc > 1 && std::strcmp(argv[1], "one_line") == 0) {
+        one_line();
+        return 0;
+    }
+    std::fprintf(stderr, "usage: optimized_scenarios cloned_helper|split_pool|one_line\n");
     return 2;
 }
