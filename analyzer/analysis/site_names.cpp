@@ -31,7 +31,7 @@ std::vector<const Frame*> callers(const Site& site) {
 }
 
 std::string caller_name(const Frame& f, const Frame& inner) {
-    std::string name = source_function(f);
+    std::string name = display_function(f);
     if (f.file != inner.file) return name + " (" + frame_location(f) + ")";
     return f.line ? name + ":" + std::to_string(f.line) : name;
 }
@@ -186,7 +186,7 @@ void tell_calls_on_one_line_apart(Report& report, const std::vector<uint32_t>& g
 
 std::string headline_name(const Site& site) {
     const Frame* f = site.headline();
-    return f ? source_function(*f) + " at " + frame_location(*f) : "unknown site";
+    return f ? display_function(*f) + " at " + frame_location(*f) : "unknown site";
 }
 
 void name_sites(Report& report) {

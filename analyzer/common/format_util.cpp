@@ -75,4 +75,32 @@ std::string source_function(const Frame& f) {
     return f.python ? f.function : std::string(without_clone_suffix(f.function));
 }
 
+std::string without_parameters(const std::string& function) {
+    std::string_view name = function;
+    for (bool more = true; more;) {
+        more = false;
+        for (std::string_view qualifier : {" const", " volatile", " &&", " &", " noexcept"})
+            if (name.ends_with(qualifier)) {
+                name.remove_suffix(qualifier.size());
+                more = true;
+            }
+    }
+    if (name.empty() || name.back() != ')') return function;
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+        depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
+        // "S::operator()" as DWARF names it: those parentheses are the name's.
+        if (depth == 0)
+            return i == 0 || name.substr(0, i).ends_with("operator")
+                       ? function
+                       : std::string(name.substr(0, i));
+    }
+    return function;
+}
+
+std::string display_function(const Frame& f) {
+    return f.python || f.function.empty() ? source_function(f)
+                                          : without_parameters(source_function(f));
+}
+
 } // namespace gpuleak::analyzer

@@ -194,11 +194,11 @@ std::string loop_place(const LoopSummary& l) {
     f.line = l.loop_line ? l.loop_line : l.line;
     f.function = l.function;
     if (l.source == "threads")
-        return "the rounds of threads running " + frame_location(f) + " (in " + frame_function(f) +
-               ")";
+        return "the rounds of threads running " + frame_location(f) + " (in " +
+               display_function(f) + ")";
     // A library without debug info: its function is all there is to name the place.
-    if (f.file.empty()) return "the loop in " + frame_function(f);
-    return "the loop at " + frame_location(f) + " (in " + frame_function(f) + ")";
+    if (f.file.empty()) return "the loop in " + display_function(f);
+    return "the loop at " + frame_location(f) + " (in " + display_function(f) + ")";
 }
 
 std::string loop_line(const Report& r, const LoopSummary& l) {

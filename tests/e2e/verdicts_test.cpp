@@ -327,10 +327,10 @@ TEST(SiteNames, AFunctionInlinedIntoItselfIsOneCall) {
         EXPECT_EQ(label.find("Pool::get"), label.rfind("Pool::get")) << label;
         if (s["verdict"] == "leak") {
             ++leaks;
-            EXPECT_TRUE(label.ends_with("split_pool()" + taken)) << label;
+            EXPECT_TRUE(label.ends_with("split_pool" + taken)) << label;
         } else if (s["verdict"] == "retained") {
             ++retained;
-            EXPECT_TRUE(label.ends_with("split_pool()" + reused)) << label;
+            EXPECT_TRUE(label.ends_with("split_pool" + reused)) << label;
         }
     }
     EXPECT_EQ(leaks, 1) << rep["sites"].dump(1);

@@ -24,5 +24,35 @@ TEST(GrowthRate, UnderAByteOverAPowerOfTenOfIterations) {
     EXPECT_EQ(growth_rate(1e-12), "+0 B per 1,000,000,000 iterations");
 }
 
+// Names in labels: a C++ function without its parameters and qualifiers, its operator's name
+// kept; C and Python names as they are.
+TEST(FunctionNames, WithoutParameters) {
+    EXPECT_EQ(without_parameters("ns::f(int, char const*)"), "ns::f");
+    EXPECT_EQ(without_parameters("(anonymous namespace)::forward(unsigned long)"),
+              "(anonymous namespace)::forward");
+    EXPECT_EQ(without_parameters("S::operator()(int) const"), "S::operator()");
+    EXPECT_EQ(without_parameters("callbacks()::{lambda(int)#2}::operator()(int) const &&"),
+              "callbacks()::{lambda(int)#2}::operator()");
+    EXPECT_EQ(without_parameters("S::operator()"), "S::operator()"); // DWARF's name
+    EXPECT_EQ(without_parameters("std::function<void (int)>::operator()(int) const"),
+              "std::function<void (int)>::operator()");
+    EXPECT_EQ(without_parameters("void std::_Construct<Buffer, int>(Buffer*, int&&)"),
+              "void std::_Construct<Buffer, int>");
+    EXPECT_EQ(without_parameters("keep_output"), "keep_output");
+    EXPECT_EQ(without_parameters("(int)"), "(int)");
+    EXPECT_EQ(without_parameters("f(int"), "f(int");
+
+    Frame cloned;
+    cloned.function = "forward(unsigned long) [clone .constprop.3]";
+    EXPECT_EQ(display_function(cloned), "forward");
+    EXPECT_EQ(source_function(cloned), "forward(unsigned long)");
+    Frame python;
+    python.python = true;
+    python.function = "Model.forward";
+    EXPECT_EQ(display_function(python), "Model.forward");
+    EXPECT_EQ(source_function(python), "Model.forward");
+    EXPECT_EQ(display_function(Frame{}), "??");
+}
+
 } // namespace
 } // namespace gpuleak::analyzer
