@@ -406,6 +406,7 @@ std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& cal
             const CallNode& head = calls[l.head];
             s.function = head.python ? head.function_name
                                      : std::string(without_clone_suffix(head.function_name));
+            s.python = head.python;
             s.file = head.file;
             s.line = head.line;
         }

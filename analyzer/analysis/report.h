@@ -148,6 +148,7 @@ struct LoopSummary {
     std::string name;   // marker name or --iteration-site location
     int64_t thread = -1;
     std::string function, file; // the head: where each iteration's first allocation is made from
+    bool python = false;        // the head is a Python frame
     int line = 0;
     int loop_line = 0; // the for/while statement, when the source shows it
     uint32_t iterations = 0;

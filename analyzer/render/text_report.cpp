@@ -193,6 +193,7 @@ std::string loop_place(const LoopSummary& l) {
     f.file = l.file;
     f.line = l.loop_line ? l.loop_line : l.line;
     f.function = l.function;
+    f.python = l.python;
     if (l.source == "threads")
         return "the rounds of threads running " + frame_location(f) + " (in " +
                display_function(f) + ")";

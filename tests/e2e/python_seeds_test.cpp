@@ -90,6 +90,13 @@ std::string last_name(const std::string& qualname) {
     return dot == std::string::npos ? qualname : qualname.substr(dot + 1);
 }
 
+// `text` in the text report of `trace`.
+bool text_report_says(const std::string& trace, const std::string& text) {
+    std::string out;
+    EXPECT_EQ(shell(Paths::report() + " " + trace, &out), 0) << out;
+    return out.find(text) != std::string::npos;
+}
+
 std::pair<std::string, int> python_headline(const Json& site) {
     const Json& h = site["headline"];
     if (h.is_null() || h["kind"] != "python") return {"", 0};
@@ -175,6 +182,8 @@ TEST_P(PythonSeeds, AFrameworksFitLoopIsTheLoopOfTheStepsItCalls) {
     // before 3.11 code objects have no qualified name.
     const Json& fit = kept["loops"][0]["function"];
     EXPECT_TRUE(fit == "Trainer.fit" || fit == "fit") << fit;
+    EXPECT_TRUE(text_report_says(run_seed_trace(GetParam(), "fit_by_a_framework"),
+                                 "(in " + fit.get<std::string>() + "), 24 iterations"));
     EXPECT_EQ(kept["loops"][0]["iterations"], 24) << kept["loops"].dump(1); // 3 epochs of 8
     Json released = run_seed(GetParam(), "fit_by_a_framework_released");
     EXPECT_TRUE(leak_headlines(released).empty()) << released["sites"].dump(1);
@@ -605,13 +614,6 @@ std::vector<std::pair<Json, std::string>> engine_sites(const Json& rep) {
     }
     EXPECT_EQ(found.size(), 3u) << "a site per kind of node: " << rep["sites"].dump(1);
     return found;
-}
-
-// `text` in the text report of `trace`.
-bool text_report_says(const std::string& trace, const std::string& text) {
-    std::string out;
-    EXPECT_EQ(shell(Paths::report() + " " + trace, &out), 0) << out;
-    return out.find(text) != std::string::npos;
 }
 
 // PyTorch makes gradients on its autograd engine's own thread, whose stacks hold only libtorch's
