@@ -266,13 +266,23 @@ int optimized_scenarios_line(const std::string& mark) {
     return -1;
 }
 
+// The report of tests/scenarios/optimized_scenarios.cpp's `scenario` (an empty object where it
+// failed).
+Json optimized_scenario(const std::string& scenario) {
+    RunResult r = run({Paths::app("optimized_scenarios"), scenario});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    if (r.exit_code != 0 || r.traces.size() != 1) {
+        ADD_FAILURE() << scenario << ": expected one trace\n" << r.output;
+        return Json::object();
+    }
+    return report(r.traces[0]);
+}
+
 // A site's name is the function as its source names it: GCC's clones of one helper (one per
 // constant it is called with, at -O3) are one function, so the callers' lines tell the sites apart.
 TEST(SiteNames, ClonesOfOneFunctionAreNamedByTheirCallers) {
-    RunResult r = run({Paths::app("optimized_scenarios"), "cloned_helper"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    ASSERT_EQ(r.traces.size(), 1u) << r.output;
-    Json rep = report(r.traces[0]);
+    Json rep = optimized_scenario("cloned_helper");
+    ASSERT_TRUE(rep.contains("sites")) << rep.dump(1);
     bool cloned = false;
     for (const auto& s : rep["sites"])
         for (const auto& f : s["frames"])
@@ -282,17 +292,16 @@ TEST(SiteNames, ClonesOfOneFunctionAreNamedByTheirCallers) {
         GTEST_SKIP() << "this compiler made no clone of forward(), so there is nothing to test";
     const std::string kept = ":" + std::to_string(optimized_scenarios_line("OUTPUT"));
     const std::string freed = ":" + std::to_string(optimized_scenarios_line("ACTIVATION"));
-    auto ends_with = [](const std::string& s, const std::string& end) { return s.ends_with(end); };
     int leaks = 0, transients = 0;
     for (const auto& s : rep["sites"]) {
         const std::string label = s["label"];
         EXPECT_EQ(label.find("[clone"), std::string::npos) << label;
         if (s["verdict"] == "leak") {
             ++leaks;
-            EXPECT_TRUE(ends_with(label, kept)) << label;
+            EXPECT_TRUE(label.ends_with(kept)) << label;
         } else if (s["verdict"] == "transient") {
             ++transients;
-            EXPECT_TRUE(ends_with(label, freed)) << label;
+            EXPECT_TRUE(label.ends_with(freed)) << label;
         }
     }
     EXPECT_EQ(leaks, 1) << rep["sites"].dump(1);
@@ -305,10 +314,8 @@ TEST(SiteNames, ClonesOfOneFunctionAreNamedByTheirCallers) {
 // GCC splits a function's slow path off and inlines it back: DWARF shows Pool::get inlined into
 // Pool::get. That is one call of the program's, named once.
 TEST(SiteNames, AFunctionInlinedIntoItselfIsOneCall) {
-    RunResult r = run({Paths::app("optimized_scenarios"), "split_pool"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    ASSERT_EQ(r.traces.size(), 1u) << r.output;
-    Json rep = report(r.traces[0]);
+    Json rep = optimized_scenario("split_pool");
+    ASSERT_TRUE(rep.contains("sites")) << rep.dump(1);
     bool doubled = false;
     for (const auto& s : rep["sites"]) {
         const Json& frames = s["frames"];
@@ -340,10 +347,8 @@ TEST(SiteNames, AFunctionInlinedIntoItselfIsOneCall) {
 // Two calls on one line: the sites differ only in the column of the call in one_line(), whose
 // text names each (DWARF gives the column of a call).
 TEST(SiteNames, TwoCallsOnOneLineAreNamedByTheirText) {
-    RunResult r = run({Paths::app("optimized_scenarios"), "one_line"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    ASSERT_EQ(r.traces.size(), 1u) << r.output;
-    Json rep = report(r.traces[0]);
+    Json rep = optimized_scenario("one_line");
+    ASSERT_TRUE(rep.contains("sites")) << rep.dump(1);
     const std::string line = std::to_string(optimized_scenarios_line("ONE LINE"));
     int leaks = 0, transients = 0;
     for (const auto& s : rep["sites"]) {
