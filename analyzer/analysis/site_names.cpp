@@ -112,12 +112,18 @@ std::string call_text(const Frame& f) {
         }
     }
     if (end == std::string::npos || end <= start || end > text.size()) return "";
-    std::string call = text.substr(start, end - start);
+    // Cut only between UTF-8 characters: the name goes into JSON, which must be valid UTF-8.
+    auto continuation = [&](size_t i) { return i < text.size() && (text[i] & 0xC0) == 0x80; };
     constexpr size_t kLongest = 48;
-    if (call.size() > kLongest)
-        call = call.substr(0, kLongest - 3) + "...";
-    else if (f.python && f.end_line > f.line)
-        call += "...";
+    const bool cut = end - start > kLongest;
+    if (cut) end = start + kLongest - 3;
+    while (start < end && continuation(start))
+        ++start;
+    while (end > start && continuation(end))
+        --end;
+    if (end <= start) return "";
+    std::string call = text.substr(start, end - start);
+    if (cut || (f.python && f.end_line > f.line)) call += "...";
     return call;
 }
 
@@ -128,6 +134,17 @@ bool same_place(const Frame& a, const Frame& b) {
     if (a.column > 0 && b.column > 0)
         return a.column == b.column && a.end_line == b.end_line && a.end_column == b.end_column;
     return a.column == b.column && a.pc == b.pc && a.function == b.function;
+}
+
+// The first frame, from the innermost, at which the sites' places differ (or one has none).
+size_t first_differing_frame(const SiteTable& table, const std::vector<uint32_t>& sites) {
+    const std::vector<Frame>& first = table.site(sites[0]).frames;
+    for (size_t at = 0;; ++at)
+        for (uint32_t id : sites) {
+            const std::vector<Frame>& frames = table.site(id).frames;
+            if (at >= frames.size() || at >= first.size() || !same_place(frames[at], first[at]))
+                return at;
+        }
 }
 
 // Sites still named alike differ within one line: two calls on it (`a, b = model(x), model(y)`).
@@ -141,16 +158,7 @@ void tell_calls_on_one_line_apart(Report& report, const std::vector<uint32_t>& g
     for (const auto& [label, members] : alike) {
         if (members.size() < 2) continue;
         const std::vector<Frame>& first = table.site(members[0]).frames;
-        size_t at = 0;
-        bool differ = false;
-        for (; !differ; ++at) {
-            for (uint32_t id : members) {
-                const std::vector<Frame>& frames = table.site(id).frames;
-                differ = differ || at >= frames.size() || at >= first.size() ||
-                         !same_place(frames[at], first[at]);
-            }
-            if (differ || at >= first.size()) break;
-        }
+        const size_t at = first_differing_frame(table, members);
         std::vector<std::string> calls, columns;
         for (uint32_t id : members) {
             const Site& site = table.site(id);

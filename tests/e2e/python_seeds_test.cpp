@@ -278,6 +278,21 @@ TEST_P(PythonSeeds, TwoCallsOnOneLineAreNamedByTheirText) {
                                                  {", call model(y)", 2},
                                                  {", call torch.empty(BATCH) at column", 2}}))
         << rep["sites"].dump(1);
+
+    // A call too long to quote is cut between characters, never inside one (the report is JSON,
+    // which report() parses).
+    Json long_calls = run_seed(GetParam(), "long_calls_on_one_line");
+    int cut = 0;
+    for (const auto& s : long_calls["sites"]) {
+        const std::string label = s["label"];
+        if (label.find(", call tagged(model, \"a\xc3\xa9") == std::string::npos) continue;
+        ++cut;
+        EXPECT_NE(label.find("\xc3\xa9... in long_calls_on_one_line:"), std::string::npos) << label;
+        if (label.find("via Model.forward") != std::string::npos) {
+            EXPECT_EQ(s["verdict"], "leak") << s.dump(1);
+        }
+    }
+    EXPECT_EQ(cut, 3) << long_calls["sites"].dump(1); // the input and two layers
 }
 
 // map() feeding a lambda from a generator expression, in no loop of the program's: the

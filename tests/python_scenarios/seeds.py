@@ -73,6 +73,18 @@ def two_calls_on_one_line(model):
     return len(outputs), scratch
 
 
+def tagged(model, tag):
+    return model(torch.empty(BATCH))
+
+
+def long_calls_on_one_line(model):
+    """two_calls_on_one_line with calls too long to quote whole, in UTF-8 of two bytes a letter."""
+    outputs = []
+    for _ in range(ITERATIONS):
+        outputs.append(tagged(model, "aéééééééééééééééééééééééééééééééééééééééééééé")); tagged(model, "ü")  # LEAK
+    return len(outputs)
+
+
 def micro_batch_losses_kept(model):
     """The same steps, every step's summed loss kept with its graph."""
     losses = []
