@@ -155,7 +155,9 @@ void tell_calls_on_one_line_apart(Report& report, const std::vector<uint32_t>& g
     std::map<std::string, std::vector<uint32_t>> alike;
     for (uint32_t id : group)
         alike[report.names[id].label].push_back(id);
-    for (const auto& [label, members] : alike) {
+    for (const auto& entry : alike) {
+        // Not a structured binding: clang before 16 cannot capture one in the lambda below.
+        const std::vector<uint32_t>& members = entry.second;
         if (members.size() < 2) continue;
         const std::vector<Frame>& first = table.site(members[0]).frames;
         const size_t at = first_differing_frame(table, members);
