@@ -88,15 +88,15 @@ std::vector<Frame> SiteTable::python_frames(uint32_t py_node, std::vector<bool>*
             f.line = pydecode::line_for_offset(trace_.py_version_hex, code->second.linetable,
                                                code->second.firstlineno, p.byte_offset);
             // One call is one place, however far its instructions had run (line_table.h).
-            f.pc = static_cast<uint32_t>(pydecode::position_start(
-                trace_.py_version_hex, code->second.linetable, p.byte_offset));
-            pydecode::SourcePosition at;
-            if (pydecode::source_position(trace_.py_version_hex, code->second.linetable,
-                                          code->second.firstlineno, p.byte_offset, at) &&
-                at.line == f.line && at.end_column < (1 << 30)) {
-                f.column = static_cast<int>(at.column) + 1;
-                f.end_line = static_cast<int>(at.end_line);
-                f.end_column = static_cast<int>(at.end_column) + 1;
+            const pydecode::Location at =
+                pydecode::locate(trace_.py_version_hex, code->second.linetable,
+                                 code->second.firstlineno, p.byte_offset);
+            f.pc = static_cast<uint32_t>(at.start);
+            if (at.has_position && at.position.line == f.line &&
+                at.position.end_column < (1 << 30)) {
+                f.column = static_cast<int>(at.position.column) + 1;
+                f.end_line = static_cast<int>(at.position.end_line);
+                f.end_column = static_cast<int>(at.position.end_column) + 1;
             }
         } else {
             f.function = "<unknown code object>";

@@ -156,25 +156,30 @@ int location_table_position_start(std::span<const uint8_t> table, int byte_offse
     return start < 0 ? byte_offset : start;
 }
 
-bool location_table_position(std::span<const uint8_t> table, int firstlineno, int byte_offset,
-                             SourcePosition& out) {
+Location locate(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
+                int byte_offset) {
+    Location out{byte_offset};
+    if (version_hex >> 16 <= 0x030a) return out;
     SourcePosition p;
-    if (find_position(table, byte_offset, p) < 0 || p.column < 0 || p.end_column < 0 ||
-        p.end_line < p.line)
-        return false;
-    out = {p.line + firstlineno, p.end_line + firstlineno, p.column, p.end_column};
-    return true;
+    const int start = find_position(table, byte_offset, p);
+    if (start < 0) return out;
+    out.start = start;
+    if (p.column >= 0 && p.end_column >= 0 && p.end_line >= p.line) {
+        out.has_position = true;
+        out.position = {p.line + firstlineno, p.end_line + firstlineno, p.column, p.end_column};
+    }
+    return out;
 }
 
 bool source_position(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
                      int byte_offset, SourcePosition& out) {
-    if (version_hex >> 16 <= 0x030a) return false;
-    return location_table_position(table, firstlineno, byte_offset, out);
+    const Location at = locate(version_hex, table, firstlineno, byte_offset);
+    if (at.has_position) out = at.position;
+    return at.has_position;
 }
 
 int position_start(uint32_t version_hex, std::span<const uint8_t> table, int byte_offset) {
-    if (version_hex >> 16 <= 0x030a) return byte_offset;
-    return location_table_position_start(table, byte_offset);
+    return locate(version_hex, table, 0, byte_offset).start;
 }
 
 int line_for_offset(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,

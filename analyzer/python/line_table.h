@@ -31,13 +31,20 @@ struct SourcePosition {
 bool source_position(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
                      int byte_offset, SourcePosition& out);
 
+// position_start() and source_position() from one walk of the table.
+struct Location {
+    int start = 0;
+    bool has_position = false;
+    SourcePosition position{};
+};
+Location locate(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
+                int byte_offset);
+
 // The individual decoders, with CPython's -1 for "no line". Tests compare them with the real
 // PyCode_Addr2Line.
 int lnotab_line(std::span<const uint8_t> lnotab, int firstlineno, int byte_offset);        // 3.9
 int linetable310_line(std::span<const uint8_t> table, int firstlineno, int byte_offset);   // 3.10
 int location_table_line(std::span<const uint8_t> table, int firstlineno, int byte_offset); // 3.11+
 int location_table_position_start(std::span<const uint8_t> table, int byte_offset);        // 3.11+
-bool location_table_position(std::span<const uint8_t> table, int firstlineno, int byte_offset,
-                             SourcePosition& out); // 3.11+
 
 } // namespace gpuleak::pydecode
