@@ -9,8 +9,8 @@
 #include "analysis/report.h"
 #include "analysis/site_cache.h"
 #include "analysis/thread_rounds.h"
+#include "common/format_util.h"
 #include "model/site_table.h"
-#include "symbolize/demangle.h"
 #include "trace/event_stream.h"
 
 namespace gpuleak::analyzer {
@@ -404,8 +404,7 @@ std::vector<LoopSummary> summarize_loops(const Loops& loops, const CallTree& cal
         s.thread = l.thread;
         if (l.source == "inferred" || l.source == "threads") {
             const CallNode& head = calls[l.head];
-            s.function = head.python ? head.function_name
-                                     : std::string(without_clone_suffix(head.function_name));
+            s.function = source_function(head.function_name, head.python);
             s.python = head.python;
             s.file = head.file;
             s.line = head.line;

@@ -69,10 +69,13 @@ std::string frame_function(const Frame& f) {
     return f.function.empty() ? "??" : f.function;
 }
 
-std::string source_function(const Frame& f) {
-    if (f.function.empty()) return "??";
+std::string source_function(const std::string& function, bool python) {
     // A Python qualified name's dots are its classes and functions ("Model.forward").
-    return f.python ? f.function : std::string(without_clone_suffix(f.function));
+    return python ? function : std::string(without_clone_suffix(function));
+}
+
+std::string source_function(const Frame& f) {
+    return f.function.empty() ? "??" : source_function(f.function, f.python);
 }
 
 std::string without_parameters(const std::string& function) {

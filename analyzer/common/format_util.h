@@ -19,6 +19,7 @@ std::string frame_function(const Frame& f); // the function, or "??"
 // of it ("forward(unsigned long) [clone .constprop.3]" is forward's), which is noise in a name
 // and differs between builds of the same code. Frame lists keep the suffix: it is what ran.
 std::string source_function(const Frame& f);
+std::string source_function(const std::string& function, bool python); // "" stays ""
 // The function as a site's or loop's name shows it: source_function() without a C++ parameter
 // list or trailing qualifiers ("ns::S::operator()(int) const" is "ns::S::operator()"), as DWARF
 // names an inlined function. The file and line beside it tell overloads apart.
