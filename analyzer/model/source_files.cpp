@@ -123,18 +123,20 @@ SourceFiles::File& SourceFiles::load(const std::string& path) {
     return f;
 }
 
-const std::string& SourceFiles::line(const std::string& file, int line) {
+const std::string& SourceFiles::nth(const std::string& file, int line,
+                                    std::vector<std::string> File::*lines) {
     static const std::string none;
     if (file.empty() || line <= 0) return none;
-    File& f = load(file);
-    return static_cast<size_t>(line) <= f.trimmed.size() ? f.trimmed[line - 1] : none;
+    const std::vector<std::string>& all = load(file).*lines;
+    return static_cast<size_t>(line) <= all.size() ? all[line - 1] : none;
+}
+
+const std::string& SourceFiles::line(const std::string& file, int line) {
+    return nth(file, line, &File::trimmed);
 }
 
 const std::string& SourceFiles::raw_line(const std::string& file, int line) {
-    static const std::string none;
-    if (file.empty() || line <= 0) return none;
-    File& f = load(file);
-    return static_cast<size_t>(line) <= f.raw.size() ? f.raw[line - 1] : none;
+    return nth(file, line, &File::raw);
 }
 
 namespace {

@@ -43,6 +43,9 @@ private:
         std::map<int, LoopStatement> loops;
     };
     File& load(const std::string& file);
+    // Line `line` (from 1) of one of a file's line vectors; "" when unknown.
+    const std::string& nth(const std::string& file, int line,
+                           std::vector<std::string> File::*lines);
     LoopStatement python_loop(const File& f, int line) const;
     LoopStatement c_loop(File& f, int line);
 
