@@ -3,7 +3,6 @@
 #include "analysis/loops.h"
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <tuple>
 
@@ -107,6 +106,11 @@ struct LoopFinder::State {
     std::vector<std::unique_ptr<const LoopStatement>> statements;
 
     const LoopStatement& statement(uint32_t node) {
+        if (node < statements.size() && statements[node]) [[likely]]
+            return *statements[node];
+        return ask_statement(node);
+    }
+    [[gnu::noinline]] const LoopStatement& ask_statement(uint32_t node) {
         if (node >= statements.size()) statements.resize(std::max<size_t>(node + 1, calls.size()));
         if (!statements[node])
             statements[node] =
@@ -289,14 +293,12 @@ struct LoopFinder::State {
         ThreadLoops& t = threads[thread];
         const std::vector<uint32_t>& prev = t.prev;
         edge_heads.clear();
-        // The common prefix, eight frames at a time while it lasts (consecutive allocations of a
-        // thread usually share all but a few innermost frames).
-        size_t common = std::min(path.size(), prev.size());
-        size_t d = 0;
-        while (d + 8 <= common && std::memcmp(&path[d], &prev[d], 8 * sizeof path[d]) == 0)
-            d += 8;
-        while (d < common && path[d] == prev[d])
-            ++d;
+        // The common prefix, found from the innermost frame they could share outwards: a path is a
+        // chain of nodes (each the caller's node of the next), so the deepest node the two share
+        // ends it, and consecutive allocations of a thread usually share all but a few frames.
+        size_t d = std::min(path.size(), prev.size());
+        while (d > 0 && path[d - 1] != prev[d - 1])
+            --d;
         if (!prev.empty()) {
             if (d == path.size() && d == prev.size()) {
                 // The very same stack again: the innermost frame of the program's own code ran
@@ -402,7 +404,12 @@ struct LoopFinder::State {
             if (std::find(in_body.begin(), in_body.end(), id) == in_body.end())
                 loops[id].exit_ts = ts;
         std::swap(t.in_body, t.next_in_body);
-        if (d != path.size() || d != prev.size()) t.prev = path;
+        // Only the frames past the common prefix differ.
+        if (d != path.size() || d != prev.size()) {
+            t.prev.resize(path.size());
+            std::copy(path.begin() + static_cast<ptrdiff_t>(d), path.end(),
+                      t.prev.begin() + static_cast<ptrdiff_t>(d));
+        }
     }
 };
 

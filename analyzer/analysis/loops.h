@@ -122,8 +122,9 @@ public:
     LoopFinder(const LoopFinder&) = delete;
     LoopFinder& operator=(const LoopFinder&) = delete;
 
-    // `path`: CallTree nodes outermost first; times ascending per thread. `path_id`, if given,
-    // names the path (the same id, the same path), which spares a path met again most of the work.
+    // `path`: CallTree nodes outermost first, each the parent of the next (a chain, as SiteTable
+    // makes them); times ascending per thread. `path_id`, if given, names the path (the same id,
+    // the same path), which spares a path met again most of the work.
     static constexpr uint32_t kUnnamedPath = ~0u;
     void on_alloc(uint32_t thread, uint64_t ts, const std::vector<uint32_t>& path,
                   uint32_t path_id = kUnnamedPath);
