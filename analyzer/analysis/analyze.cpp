@@ -78,6 +78,9 @@ public:
     void on_event(const Event& e) override {
         if (pass_) pass_->on_event(e);
     }
+    void on_passed_over(const PassedOver& passed) override {
+        if (pass_) pass_->passed_over(passed);
+    }
     // The pass's loops, unless something it met while pass 1 was still reading could have been
     // read otherwise with the whole trace known (analysis/loops.h's find_loops is then run).
     std::unique_ptr<LoopPass> take() {

@@ -380,6 +380,12 @@ void LoopPass::on_event(const Event& e) {
     state_->on_event(e);
 }
 
+void LoopPass::passed_over(const PassedOver& passed) {
+    state_->out.end_ts = std::max(state_->out.end_ts, passed.last_ts);
+    for (const PassedOver::Lane& l : passed.lanes)
+        state_->threads.widen(l.lane, l.first_ts, l.last_ts);
+}
+
 bool LoopPass::definitions_complete() const {
     return !state_->cache.missing_definitions();
 }

@@ -182,6 +182,7 @@ struct Loops {
 uint64_t median_gap(const std::vector<uint64_t>& starts);
 
 struct Event;
+struct PassedOver;
 
 // What find_loops does with each event, apart from the pass that delivers them: pass 1 hands it
 // its events as it reads them (analysis/analyze.cpp), so that loops cost no pass of their own.
@@ -195,7 +196,10 @@ public:
     LoopPass(const LoopPass&) = delete;
     LoopPass& operator=(const LoopPass&) = delete;
 
-    void on_event(const Event& e); // every timed record, in pass 2's order
+    // Every timed record, in pass 2's order; or only the allocations and markers, and then the
+    // others' times through passed_over() (pass 1: thread_merge.h's Timed).
+    void on_event(const Event& e);
+    void passed_over(const PassedOver& passed);
     // False if a site was made before all of its definitions were read (check_definitions).
     bool definitions_complete() const;
     Loops finish();

@@ -23,6 +23,21 @@ std::vector<ThreadSpan> ThreadSpans::spans() const {
         if (c.used) out.push_back(c.span);
     for (const auto& [slot, c] : far_)
         out.push_back(c.span);
+    if (widened_.empty()) return out;
+    std::unordered_map<uint32_t, size_t> by_lane;
+    for (size_t i = 0; i < out.size(); ++i)
+        by_lane.emplace(out[i].lane, i);
+    for (const ThreadSpan& w : widened_) {
+        auto at = by_lane.find(w.lane);
+        if (at == by_lane.end()) {
+            by_lane.emplace(w.lane, out.size());
+            out.push_back(w);
+            continue;
+        }
+        ThreadSpan& s = out[at->second];
+        s.first_ts = std::min(s.first_ts, w.first_ts);
+        s.last_ts = std::max(s.last_ts, w.last_ts);
+    }
     return out;
 }
 

@@ -47,6 +47,11 @@ public:
     // The lane's first allocation, with its path (CallTree nodes, outermost first).
     void on_first_alloc(uint32_t slot, const CallTree& calls, const std::vector<uint32_t>& path);
     bool needs_routine(uint32_t slot) { return !at(slot).routine_known; }
+    // Events of `lane` from first_ts to last_ts that on_event was not given (thread_merge.h's
+    // PassedOver): its span takes them in.
+    void widen(uint32_t lane, uint64_t first_ts, uint64_t last_ts) {
+        widened_.push_back({lane, first_ts, last_ts, 0});
+    }
 
     // Every thread's span, by lane.
     std::vector<ThreadSpan> spans() const;
@@ -66,6 +71,7 @@ private:
     std::vector<Current> by_slot_;
     std::unordered_map<uint32_t, Current> far_;
     std::vector<ThreadSpan> retired_;
+    std::vector<ThreadSpan> widened_;
 };
 
 // The start of each round of `threads` (all of one routine), ascending, the number of threads in

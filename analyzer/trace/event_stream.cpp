@@ -15,9 +15,9 @@ bool EventStream::merges_in_background() {
     return CPU_COUNT(&cpus) >= 2;
 }
 
-EventStream::EventStream(LoadedTrace& trace, RecordSink* sink)
+EventStream::EventStream(LoadedTrace& trace, RecordSink* sink, Timed timed)
     : trace_(trace), sink_(sink), warnings_before_(trace.warnings.size()),
-      merge_(trace.file, sink != nullptr) {
+      merge_(trace.file, sink != nullptr, timed) {
     if (merges_in_background()) worker_ = std::thread([this] { produce(); });
 }
 

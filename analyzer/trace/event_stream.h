@@ -43,7 +43,7 @@ public:
 // lasts, it alone uses the trace's file; its reader alone, the trace's warnings and the sink.
 class EventStream {
 public:
-    explicit EventStream(LoadedTrace& trace, RecordSink* sink = nullptr);
+    explicit EventStream(LoadedTrace& trace, RecordSink* sink = nullptr, Timed timed = Timed::All);
     ~EventStream();
     EventStream(const EventStream&) = delete;
     EventStream& operator=(const EventStream&) = delete;
@@ -52,6 +52,8 @@ public:
     const Event* next();
     // False if a block could not be read (the warning is added to the trace).
     bool complete() const { return trace_.warnings.size() == warnings_before_; }
+    // Once next() has returned nullptr: the timed records not delivered (Timed).
+    PassedOver passed_over() const { return merge_.passed_over(); }
 
     // Whether streams merge on a thread of their own: with two CPUs or more to run on, unless
     // GPULEAK_REPORT_THREADS=1.

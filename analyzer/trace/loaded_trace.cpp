@@ -324,11 +324,12 @@ bool read_definitions(LoadedTrace& t, std::string& error, TraceListener* listene
         }
     } else {
         if (listener) listener->on_globals(t);
-        EventStream stream(t, &definitions);
+        EventStream stream(t, &definitions, Timed::AllocationsAndMarkers);
         while (const Event* e = stream.next()) {
             if (e->record->tag == format::Tag::Marker) t.add_marker(e->record->ts, e->record->text);
             if (listener) listener->on_event(*e);
         }
+        if (listener) listener->on_passed_over(stream.passed_over());
         definitions.finish();
     }
     if (!t.have_process && blocks.empty()) {

@@ -70,15 +70,18 @@ private:
 
 struct Event;
 struct LoadedTrace;
+struct PassedOver;
 
 // Work done in pass 1 itself: on_globals once the process-wide stream is read (before any event),
-// then every timed record of the recording threads in the order pass 2 delivers them, with the
-// definitions read so far (a thread's own are always there before its events).
+// then the allocations and markers of the recording threads in the order pass 2 delivers them,
+// with the definitions read so far (a thread's own are always there before its events), then what
+// pass 1 passed over of the other timed records (thread_merge.h).
 class TraceListener {
 public:
     virtual ~TraceListener() = default;
     virtual void on_globals(LoadedTrace& /*trace*/) {}
     virtual void on_event(const Event& /*e*/) {}
+    virtual void on_passed_over(const PassedOver& /*passed*/) {}
 };
 
 struct LoadedTrace {

@@ -15,11 +15,17 @@ public:
 
     // Moves to the next timed record; false at the end of the thread's blocks. What it passes on
     // the way (definitions, if `untimed`, and the blocks it cannot read) goes to `out`.
-    bool advance(format::TraceFile& file, bool untimed, MergeOutput& out) {
+    bool advance(format::TraceFile& file, bool untimed, bool every_timed, MergeOutput& out) {
         for (;;) {
             if (cursor_) {
                 while (cursor_->next(record_)) {
-                    if (is_timed(record_.tag)) return true;
+                    if (is_timed(record_.tag)) {
+                        if (every_timed || record_.tag == format::Tag::Alloc ||
+                            record_.tag == format::Tag::Marker)
+                            return true;
+                        pass_over(record_.ts);
+                        continue;
+                    }
                     // The recorder hands an exited thread's slot to the next new thread, which
                     // announces itself: from here on the slot's events are another thread's.
                     if (record_.tag == format::Tag::Thread && ++announced_ > 1)
@@ -44,8 +50,21 @@ public:
     uint32_t thread() const { return thread_; }
     uint32_t lane() const { return lane_; }
     const format::Record& record() const { return record_; }
+    void add_passed_over(PassedOver& to) const {
+        to.lanes.insert(to.lanes.end(), passed_.begin(), passed_.end());
+        to.last_ts = std::max(to.last_ts, passed_last_ts_);
+    }
 
 private:
+    // A lane's records are consecutive in its slot's stream: one entry per lane.
+    void pass_over(uint64_t ts) {
+        if (passed_.empty() || passed_.back().lane != lane_)
+            passed_.push_back({lane_, ts, ts});
+        else
+            passed_.back().last_ts = ts;
+        passed_last_ts_ = std::max(passed_last_ts_, ts);
+    }
+
     uint32_t thread_;
     uint32_t lane_ = thread_;
     uint64_t announced_ = 0;
@@ -55,9 +74,12 @@ private:
     std::vector<uint8_t> payload_;
     std::optional<format::RecordCursor> cursor_;
     format::Record record_;
+    std::vector<PassedOver::Lane> passed_;
+    uint64_t passed_last_ts_ = 0;
 };
 
-ThreadMerge::ThreadMerge(format::TraceFile& file, bool untimed) : file_(file), untimed_(untimed) {
+ThreadMerge::ThreadMerge(format::TraceFile& file, bool untimed, Timed timed)
+    : file_(file), untimed_(untimed), every_timed_(timed == Timed::All) {
     std::map<uint32_t, std::vector<const format::BlockRef*>> by_thread;
     for (const auto& b : file.blocks())
         if (b.thread_index != format::kGlobalThreadIndex) by_thread[b.thread_index].push_back(&b);
@@ -74,7 +96,7 @@ ThreadMerge::ThreadMerge(format::TraceFile& file, bool untimed) : file_(file), u
 ThreadMerge::~ThreadMerge() = default;
 
 bool ThreadMerge::advance(size_t stream, MergeOutput& out) {
-    if (!streams_[stream]->advance(file_, untimed_, out)) return false;
+    if (!streams_[stream]->advance(file_, untimed_, every_timed_, out)) return false;
     head_ts_[stream] = streams_[stream]->record().ts;
     return true;
 }
@@ -141,6 +163,13 @@ void ThreadMerge::fill(EventChunk& out) {
         const ThreadStream& stream = *streams_[s];
         out.event(stream.thread(), stream.lane(), stream.record());
     }
+}
+
+PassedOver ThreadMerge::passed_over() const {
+    PassedOver out;
+    for (const auto& stream : streams_)
+        stream->add_passed_over(out);
+    return out;
 }
 
 bool ThreadMerge::next(MergeOutput& out, MergedEvent& event) {

@@ -37,12 +37,28 @@ inline bool is_timed(format::Tag tag) {
     }
 }
 
+// Which timed records a merge delivers. Pass 1 reads only allocations and markers: the others it
+// passes over, noting only their threads' first and last times (PassedOver), which spares them the
+// merge, the packing and the reader.
+enum class Timed { All, AllocationsAndMarkers };
+
+// What a merge of Timed::AllocationsAndMarkers passed over: per lane (event_stream.h's Event), the
+// first and last time of its records passed over, and the latest time of any.
+struct PassedOver {
+    struct Lane {
+        uint32_t lane;
+        uint64_t first_ts, last_ts;
+    };
+    std::vector<Lane> lanes;
+    uint64_t last_ts = 0;
+};
+
 // Ties in time go to the lower thread index, then to the thread's own order.
 class ThreadMerge {
 public:
     // `untimed`: also deliver the records between the timed ones, as each thread's stream reaches
     // them (pass 1 reads the definitions in the merge). Block errors are always delivered.
-    ThreadMerge(format::TraceFile& file, bool untimed);
+    ThreadMerge(format::TraceFile& file, bool untimed, Timed timed = Timed::All);
     ~ThreadMerge();
     ThreadMerge(const ThreadMerge&) = delete;
     ThreadMerge& operator=(const ThreadMerge&) = delete;
@@ -52,6 +68,8 @@ public:
     void fill(EventChunk& out);
     // The next event (false at the end), with what comes before it put to `out`.
     bool next(MergeOutput& out, MergedEvent& event);
+    // Once the merge has ended: the records it passed over (none with Timed::All).
+    PassedOver passed_over() const;
 
 private:
     class ThreadStream;
@@ -70,6 +88,7 @@ private:
 
     format::TraceFile& file_;
     bool untimed_;
+    bool every_timed_;
     bool started_ = false;
     std::vector<std::unique_ptr<ThreadStream>> streams_;
     std::vector<uint64_t> head_ts_; // per stream, the time of its head

@@ -110,6 +110,34 @@ TEST(ThreadSpans, ANewThreadInASlotIsANewSpanAndTheRoutineIsItsOutermostOwnFrame
     EXPECT_EQ(all[2].routine, 0u) << "no frame of the program's own code";
 }
 
+// Pass 1 gives on_event only allocations and markers; the times of a lane's other records
+// (a free after its last allocation, before its first) widen its span, and make rounds overlap.
+TEST(ThreadSpans, TimesPassedOverWidenTheirLanesSpan) {
+    CallTree calls;
+    uint32_t routine = calls.node(0, "worker", "train.py", 20, 2, true, true);
+    ThreadSpans spans;
+    for (uint32_t lane : {1, 2, 3}) {
+        spans.on_event(lane, lane, 100 * lane + 10);
+        spans.on_first_alloc(lane, calls, {routine});
+    }
+    spans.widen(1, 105, 215); // freed after lane 2 started
+    spans.widen(3, 305, 305); // a free before its first allocation
+    spans.widen(9, 1, 999);   // a lane with nothing delivered: a span of its own, no routine
+    auto all = spans.spans();
+    std::sort(all.begin(), all.end(),
+              [](const ThreadSpan& a, const ThreadSpan& b) { return a.lane < b.lane; });
+    ASSERT_EQ(all.size(), 4u);
+    EXPECT_EQ(std::make_pair(all[0].first_ts, all[0].last_ts), std::make_pair(105ul, 215ul));
+    EXPECT_EQ(std::make_pair(all[1].first_ts, all[1].last_ts), std::make_pair(210ul, 210ul));
+    EXPECT_EQ(std::make_pair(all[2].first_ts, all[2].last_ts), std::make_pair(305ul, 310ul));
+    EXPECT_EQ(all[0].routine, routine);
+    EXPECT_EQ(all[2].routine, routine);
+    EXPECT_EQ(all[3].lane, 9u);
+    EXPECT_EQ(all[3].routine, 0u);
+    all.pop_back();
+    EXPECT_EQ(find_rounds(all).threads, (std::vector<uint32_t>{2, 1}));
+}
+
 TEST(ThreadSpans, AnySlotIndexOfADamagedTrace) {
     ThreadSpans spans;
     spans.on_event(0xffffffffu, 0xffffffffu, 5);

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -419,6 +420,68 @@ TEST_P(EventStreamModes, LoadsTheSameTraceEitherWay) {
         EXPECT_EQ(t.markers[i].ts.take(), other.markers[i].ts.take());
     }
     EXPECT_GT(t.native_nodes.size(), 5000u);
+}
+
+// Pass 1 reads only allocations and markers: the stream delivers those, in the reference's order,
+// with every definition and block error as before, and of the other timed records each lane's
+// first and last time and the latest of all, in the damaged blocks' readable part too.
+TEST_P(EventStreamModes, PassOneGetsAllocationsAndMarkersAndTheTimesOfTheRest) {
+    for (bool damage : {false, true}) {
+        auto trace = load(damage ? damaged(mixed_trace()) : mixed_trace());
+        LoadedTrace& t = *trace;
+        Seen all = reference(t);
+        std::vector<std::string> wanted;
+        std::map<uint32_t, std::pair<uint64_t, uint64_t>> passed; // lane -> first, last
+        uint64_t passed_last = 0;
+        for (const std::string& e : all.events) {
+            // "thread lane tag ts=..."
+            std::istringstream in(e);
+            uint32_t thread, lane;
+            int tag;
+            std::string ts_field;
+            in >> thread >> lane >> tag >> ts_field;
+            if (tag == static_cast<int>(Tag::Alloc) || tag == static_cast<int>(Tag::Marker)) {
+                wanted.push_back(e);
+                continue;
+            }
+            uint64_t ts = std::stoull(ts_field.substr(3));
+            auto [at, fresh] = passed.try_emplace(lane, ts, ts);
+            if (!fresh) at->second.second = ts;
+            passed_last = std::max(passed_last, ts);
+        }
+        ASSERT_GT(passed.size(), 3u); // every thread, and the later lanes of the recycled slot
+        ASSERT_GT(wanted.size(), 1000u);
+        ASSERT_LT(wanted.size(), all.events.size() / 2);
+
+        Seen got;
+        RecordingSink sink(got);
+        size_t warnings = t.warnings.size();
+        PassedOver over;
+        {
+            EventStream s(t, &sink, Timed::AllocationsAndMarkers);
+            while (const Event* e = s.next()) {
+                got.events.push_back(event_line(e->thread, e->lane, *e->record));
+                got.by_thread[e->thread].push_back(got.events.back());
+            }
+            over = s.passed_over();
+        }
+        EXPECT_EQ(got.events, wanted);
+        EXPECT_EQ(t.warnings.size(), warnings); // the sink had the block errors
+        EXPECT_EQ(got.errors, all.errors);
+        EXPECT_EQ(got.untimed, all.untimed);
+        std::map<uint32_t, std::pair<uint64_t, uint64_t>> got_passed;
+        for (const PassedOver::Lane& l : over.lanes)
+            EXPECT_TRUE(got_passed.try_emplace(l.lane, l.first_ts, l.last_ts).second)
+                << "lane " << l.lane << " twice";
+        EXPECT_EQ(got_passed, passed);
+        EXPECT_EQ(over.last_ts, passed_last);
+
+        // Pass 2's stream passes nothing over.
+        EventStream every(t);
+        while (every.next()) {
+        }
+        EXPECT_TRUE(every.passed_over().lanes.empty());
+    }
 }
 
 // A process held to one CPU (taskset, a container's cpuset) merges in its reader's thread: a
