@@ -21,8 +21,18 @@ public:
     bool missing_definitions() const { return missing_; }
 
     uint32_t site(uint32_t thread, uint64_t stack, uint64_t py_stack) {
-        // Native-only stacks: an array read per event. A thread's valid stack ids are dense and
-        // fewer than the trace's nodes, which bounds the array whatever a damaged trace says.
+        // Native-only stacks met before: an array read per event.
+        if (!py_stack && thread < native_only_.size() && stack < native_only_[thread].size())
+            if (uint32_t known = native_only_[thread][stack]) [[likely]]
+                return known - 1;
+        return first_site(thread, stack, py_stack);
+    }
+
+private:
+    // Out of line, so that the call for a stack met before stays small enough to inline. A
+    // thread's valid stack ids are dense and fewer than the trace's nodes, which bounds the array
+    // whatever a damaged trace says.
+    [[gnu::noinline]] uint32_t first_site(uint32_t thread, uint64_t stack, uint64_t py_stack) {
         if (!py_stack && thread < kMaxDenseThreads && stack < trace_.native_nodes.size()) {
             if (thread >= native_only_.size()) native_only_.resize(thread + 1);
             std::vector<uint32_t>& sites = native_only_[thread];
@@ -36,7 +46,6 @@ public:
         return it->second;
     }
 
-private:
     static constexpr uint32_t kMaxDenseThreads = 1 << 16;
 
     struct Key {

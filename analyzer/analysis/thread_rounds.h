@@ -64,8 +64,13 @@ private:
     // Slots are dense from 0 in a trace the preload wrote; any 32-bit index in a damaged one.
     static constexpr uint32_t kDenseSlots = 1u << 16;
     Current& at(uint32_t slot) {
+        if (slot < by_slot_.size()) [[likely]]
+            return by_slot_[slot];
+        return grow_to(slot);
+    }
+    [[gnu::noinline]] Current& grow_to(uint32_t slot) {
         if (slot >= kDenseSlots) return far_[slot];
-        if (slot >= by_slot_.size()) by_slot_.resize(slot + 1);
+        by_slot_.resize(slot + 1);
         return by_slot_[slot];
     }
     std::vector<Current> by_slot_;
