@@ -150,12 +150,6 @@ int find_position(std::span<const uint8_t> table, int byte_offset, SourcePositio
 
 } // namespace
 
-int location_table_position_start(std::span<const uint8_t> table, int byte_offset) {
-    SourcePosition unused;
-    int start = find_position(table, byte_offset, unused);
-    return start < 0 ? byte_offset : start;
-}
-
 Location locate(uint32_t version_hex, std::span<const uint8_t> table, int firstlineno,
                 int byte_offset) {
     Location out{byte_offset};

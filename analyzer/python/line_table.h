@@ -45,6 +45,5 @@ Location locate(uint32_t version_hex, std::span<const uint8_t> table, int firstl
 int lnotab_line(std::span<const uint8_t> lnotab, int firstlineno, int byte_offset);        // 3.9
 int linetable310_line(std::span<const uint8_t> table, int firstlineno, int byte_offset);   // 3.10
 int location_table_line(std::span<const uint8_t> table, int firstlineno, int byte_offset); // 3.11+
-int location_table_position_start(std::span<const uint8_t> table, int byte_offset);        // 3.11+
 
 } // namespace gpuleak::pydecode
