@@ -63,8 +63,9 @@ TEST(PassOne, FindsTheLoopsOfAPassOverEveryEvent) {
         options.read_modules = false;
         Analysis a;
         std::string error;
-        ASSERT_TRUE(analyze(path, options, a, error)) << error;
+        const bool analyzed = analyze(path, options, a, error);
         std::remove(path.c_str());
+        ASSERT_TRUE(analyzed) << error;
         ASSERT_FALSE(a.trace.late_definitions);
         // The rounds are a loop only where each round's threads end before the next begin.
         EXPECT_EQ(has_thread_rounds(a.loops), frees == Frees::WithinTheirRound);
