@@ -44,7 +44,7 @@ public:
             }
             cursor_ = format::RecordCursor::block(file.version(), payload_.data(), payload_.size(),
                                                   block_->first_ts);
-            if (!every_timed) cursor_->time_frees_only(); // only their times are passed over
+            if (!every_timed) cursor_->times_and_stacks_only(); // what pass 1 reads
         }
     }
 

@@ -82,28 +82,73 @@ bool RecordCursor::bad_space() {
     return true;
 }
 
-// A free's time, with its address and result stepped over: one 8-byte load finds where both end
-// when they take 8 bytes or fewer together (a device address takes 7, a result of 0 one). Anything
-// else (a field of more bytes, an api or space of more than one) takes the full decode, so that
-// both ways accept the same records and fail alike.
+namespace {
+
+// For times_and_stacks_only(): the fields stepped over are found where they end, not decoded.
+// Byte k of a word ends a varint when its top bit (bit 8k + 7) is clear, so one 8-byte load finds
+// the end of a field of up to 8 bytes (a device address takes 7). Anything else (a longer field,
+// an api, kind, space or device of more than one byte) takes the full decode, so that both ways
+// accept the same records and fail alike.
+constexpr uint64_t kVarintEnds = 0x8080808080808080ull;
+
+// Where the varint ending at the first set bit of `ends` ends.
+const uint8_t* past_first_end(const uint8_t* word_start, uint64_t ends) {
+    return word_start + std::countr_zero(ends) / 8 + 1;
+}
+
+uint64_t load_word(const uint8_t* p) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof word);
+    return word;
+}
+
+} // namespace
+
+[[gnu::always_inline]] inline bool RecordCursor::alloc_stacks_unchecked(Record& r) {
+    if constexpr (std::endian::native != std::endian::little) return alloc_unchecked(r);
+    const uint8_t* p = pos_;
+    const uint8_t api = p[0], kind = p[1], device = p[2];
+    if ((api | kind | device) & 0x80) [[unlikely]]
+        return alloc_unchecked(r);
+    const uint8_t* column = column_;
+    uint64_t dt, stack, py_stack;
+    if (!unchecked_varint<true>(column, dt)) return varint_too_long(); // first, as decoded
+    if (!is_kind(kind)) return bad_kind();
+    p += 3;
+    for (int field = 0; field < 2; ++field) { // the address, then the size
+        uint64_t ends = ~load_word(p) & kVarintEnds;
+        if (!ends) [[unlikely]]
+            return alloc_unchecked(r);
+        p = past_first_end(p, ends);
+    }
+    if (!unchecked_varint<false>(p, stack) || !unchecked_varint<false>(p, py_stack))
+        return varint_too_long();
+    pos_ = p;
+    column_ = column;
+    ts_ += dt;
+    r.ts = ts_;
+    r.api = api_of(api);
+    r.kind = static_cast<MemKind>(kind);
+    r.stack = stack;
+    r.py_stack = py_stack;
+    return true;
+}
+
 [[gnu::always_inline]] inline bool RecordCursor::free_time_unchecked(Record& r) {
     if constexpr (std::endian::native != std::endian::little) return free_unchecked(r);
     const uint8_t* p = pos_;
     const uint8_t api = p[0], space = p[1];
     if ((api | space) & 0x80) [[unlikely]]
         return free_unchecked(r);
-    if (!is_space(space)) return bad_space();
-    uint64_t word;
-    std::memcpy(&word, p + 2, sizeof word); // kFreeFieldBytes are there
-    // Byte k of the word ends a varint when its top bit (bit 8k + 7) is clear.
-    uint64_t ends = ~word & 0x8080808080808080ull;
-    ends &= ends - 1; // past the address's last byte
-    if (!ends) [[unlikely]]
-        return free_unchecked(r);
     const uint8_t* column = column_;
     uint64_t dt;
-    if (!unchecked_varint<true>(column, dt)) return varint_too_long();
-    pos_ = p + 2 + std::countr_zero(ends) / 8 + 1;
+    if (!unchecked_varint<true>(column, dt)) return varint_too_long(); // first, as decoded
+    if (!is_space(space)) return bad_space();
+    uint64_t ends = ~load_word(p + 2) & kVarintEnds;
+    ends &= ends - 1; // the address's end cleared: the result's, if both fit in the word
+    if (!ends) [[unlikely]]
+        return free_unchecked(r);
+    pos_ = past_first_end(p + 2, ends);
     column_ = column;
     ts_ += dt;
     r.ts = ts_;
@@ -248,12 +293,12 @@ bool RecordCursor::next(Record& r) {
         return u(r.id) && u(r.parent) && u(r.ip);
     case Tag::Alloc:
         if (column_ && end_ - pos_ >= kAllocFieldBytes && column_ - end_ >= kTimeBytes) [[likely]]
-            return alloc_unchecked(r);
+            return times_and_stacks_only_ ? alloc_stacks_unchecked(r) : alloc_unchecked(r);
         return dt() && api() && kind() && s(r.device) && u(r.address) && u(r.size) && u(r.stack) &&
                u(r.py_stack);
     case Tag::Free: {
         if (column_ && end_ - pos_ >= kFreeFieldBytes && column_ - end_ >= kTimeBytes) [[likely]]
-            return frees_timed_only_ ? free_time_unchecked(r) : free_unchecked(r);
+            return times_and_stacks_only_ ? free_time_unchecked(r) : free_unchecked(r);
         if (!dt() || !api() || !u(v)) return false;
         if (!is_space(v)) return bad_space();
         r.space = static_cast<Space>(v);

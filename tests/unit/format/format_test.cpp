@@ -93,9 +93,9 @@ std::vector<uint8_t> alloc_payload(uint64_t address, uint64_t size) {
 // The records of a payload, and the cursor's error once they end.
 std::vector<Record> read_all(uint32_t version, const std::vector<uint8_t>& payload,
                              std::string& error, uint64_t first_ts = 0,
-                             bool time_frees_only = false) {
+                             bool times_and_stacks_only = false) {
     auto c = RecordCursor::block(version, payload.data(), payload.size(), first_ts);
-    if (time_frees_only) c.time_frees_only();
+    if (times_and_stacks_only) c.times_and_stacks_only();
     std::vector<Record> out;
     Record r;
     while (c.next(r))
@@ -245,54 +245,71 @@ TEST(RecordCursor, AllocationsAndFreesReadAlikeNearAndFarFromTheEnd) {
         }
 }
 
-// A reader that passes frees over reads them for their time alone (RecordCursor::time_frees_only,
-// analyzer pass 1): the same records, times and errors as a full decode, whatever the lengths of
-// the fields it steps over, far from the end of the block and near it.
-TEST(RecordCursor, FreesReadForTheirTimeAloneEndWhereAFullDecodeEnds) {
+// Pass 1 of the analyzer reads allocations and frees for their times and stacks alone
+// (RecordCursor::times_and_stacks_only), stepping over the other fields: the same records, times,
+// stacks and errors as a full decode, whatever the lengths of the fields it steps over, far from
+// the end of the block and near it.
+TEST(RecordCursor, TimesAndStacksOnlyEndEachRecordWhereAFullDecodeEndsIt) {
     uint64_t x = 0x9e3779b97f4a7c15ull;
     auto random = [&] {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         return x >> (x % 64);
     };
     auto same = [](const std::vector<uint8_t>& payload, const std::string& what) {
-        std::string full_error, time_error;
+        std::string full_error, skim_error;
         auto full = read_all(kFormatVersion, payload, full_error, 10);
-        auto timed = read_all(kFormatVersion, payload, time_error, 10, true);
-        EXPECT_EQ(time_error, full_error) << what;
-        ASSERT_EQ(timed.size(), full.size()) << what;
+        auto skim = read_all(kFormatVersion, payload, skim_error, 10, true);
+        EXPECT_EQ(skim_error, full_error) << what;
+        ASSERT_EQ(skim.size(), full.size()) << what;
         for (size_t k = 0; k < full.size(); ++k) {
-            EXPECT_EQ(timed[k].tag, full[k].tag) << what << " record " << k;
-            EXPECT_EQ(timed[k].ts, full[k].ts) << what << " record " << k;
-            if (full[k].tag == Tag::Free) {
-                EXPECT_EQ(timed[k].api, full[k].api) << what << " record " << k;
-                EXPECT_EQ(timed[k].space, full[k].space) << what << " record " << k;
-            } else {
-                EXPECT_EQ(timed[k].address, full[k].address) << what << " record " << k;
-                EXPECT_EQ(timed[k].size, full[k].size) << what << " record " << k;
-                EXPECT_EQ(timed[k].stack, full[k].stack) << what << " record " << k;
+            const Record& f = full[k];
+            const Record& s = skim[k];
+            EXPECT_EQ(s.tag, f.tag) << what << " record " << k;
+            EXPECT_EQ(s.ts, f.ts) << what << " record " << k;
+            if (f.tag == Tag::Alloc || f.tag == Tag::Free) {
+                EXPECT_EQ(s.api, f.api) << what << " record " << k;
+            }
+            if (f.tag == Tag::Alloc) {
+                EXPECT_EQ(s.kind, f.kind) << what << " record " << k;
+                EXPECT_EQ(s.stack, f.stack) << what << " record " << k;
+                EXPECT_EQ(s.py_stack, f.py_stack) << what << " record " << k;
+            }
+            if (f.tag == Tag::Free) {
+                EXPECT_EQ(s.space, f.space) << what << " record " << k;
+            }
+            if (f.tag == Tag::StackNode) {
+                EXPECT_EQ(s.id, f.id) << what << " record " << k;
             }
         }
     };
     for (int i = 0; i < 3000; ++i) {
-        // Addresses and results of every length: together within 8 bytes or past them.
+        // Fields of every length: within a word and past it.
         const uint64_t address = i % 4 ? 0x7f0000000000ull + (random() >> 20) : random();
+        const uint64_t size = i % 3 ? random() >> 40 : random();
         const int64_t result = i % 5 ? 0 : static_cast<int64_t>(random());
+        const int64_t device = i % 7 ? static_cast<int64_t>(i % 8) : static_cast<int64_t>(random());
         const auto space = static_cast<Space>(random() % 3);
-        const uint64_t dt = random() >> 2;
+        const auto kind = static_cast<MemKind>(random() % kMemKindCount);
+        const uint64_t dt = random() >> 2, stack = random(), py_stack = random() >> 30;
         for (bool far : {false, true}) {
             auto payload = packed([&](Encoder& e) {
                 put::free(e, dt, Api::cudaFree, space, address, result);
-                put::alloc(e, dt, Api::cudaMalloc, MemKind::Device, 0, address, 512, 3, 0);
+                put::alloc(e, dt, Api::cudaMalloc, kind, device, address, size, stack, py_stack);
+                put::stack_node(e, i, 0, address);
                 put::free(e, 1, Api::cuMemFree_v2, space, address + 1, result);
+                put::alloc(e, 1, Api::cuMemAlloc_v2, kind, device, size, address, py_stack, 0);
                 if (!far) return;
-                for (int k = 0; k < 10; ++k)
+                for (int k = 0; k < 20; ++k)
                     put::stack_node(e, 1000 + k, 0, ~0ull);
             });
             same(payload, std::to_string(i) + (far ? " far" : " near"));
         }
     }
-    // Malformed and unusual frees: a two-byte api or space (a varint with a needless
-    // continuation), a bad space, a field past ten bytes, a record cut short.
+    // Malformed and unusual records: a field of two bytes where one would do (a needless
+    // continuation), a bad kind or space, a field past ten bytes, a record cut short; each with a
+    // time column that reads and with one whose delta is too long (which a full decode meets
+    // first).
+    const uint8_t alloc_tag = static_cast<uint8_t>(Tag::Alloc);
     const uint8_t free_tag = static_cast<uint8_t>(Tag::Free);
     const std::vector<uint8_t> too_long(11, 0x80);
     std::vector<std::vector<uint8_t>> records = {
@@ -300,25 +317,35 @@ TEST(RecordCursor, FreesReadForTheirTimeAloneEndWhereAFullDecodeEnds) {
         {free_tag, 1, 0x80, 0x00, 0x80, 0x01, 0},
         {free_tag, 1, 3, 0, 0},
         {free_tag, 1, 0, 0x80},
+        {alloc_tag, 0x81, 0x00, 0, 0, 0, 0, 0, 0},
+        {alloc_tag, 1, 0x80, 0x00, 0, 0, 0, 0, 0},
+        {alloc_tag, 1, 0, 0x81, 0x00, 0, 0, 0, 0},
+        {alloc_tag, 1, kMemKindCount, 0, 0, 0, 0, 0},
+        {alloc_tag, 1, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 9, 7, 3},
+        {alloc_tag, 1, 0, 0, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 7, 3},
+        {alloc_tag, 1, 0, 0, 0x80},
     };
-    for (size_t field = 0; field < 4; ++field) {
-        std::vector<uint8_t> r = {free_tag};
-        for (size_t k = 0; k < field; ++k)
-            r.push_back(0);
-        r.insert(r.end(), too_long.begin(), too_long.end());
-        records.push_back(r);
-    }
-    for (size_t i = 0; i < records.size(); ++i)
-        for (bool far : {false, true}) {
-            std::vector<uint8_t> payload = records[i];
-            // Stack nodes after it (far: enough that every field's ten bytes are there).
-            for (int k = 0; k < (far ? 40 : 1); ++k)
-                payload.insert(payload.end(), {static_cast<uint8_t>(Tag::StackNode), 1, 0, 1});
-            const uint8_t column = far ? 10 : 1;
-            payload.insert(payload.end(), column, 1);
-            payload.insert(payload.end(), {column, 0, 0, 0});
-            same(payload, "malformed " + std::to_string(i) + (far ? " far" : " near"));
+    for (Tag tag : {Tag::Alloc, Tag::Free})
+        for (size_t field = 0; field < (tag == Tag::Alloc ? 7u : 4u); ++field) {
+            std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
+            for (size_t k = 0; k < field; ++k)
+                r.push_back(0);
+            r.insert(r.end(), too_long.begin(), too_long.end());
+            records.push_back(r);
         }
+    for (size_t i = 0; i < records.size(); ++i)
+        for (bool far : {false, true})
+            for (bool long_delta : {false, true}) {
+                std::vector<uint8_t> payload = records[i];
+                // Stack nodes after it (far: enough that every field's ten bytes are there).
+                for (int k = 0; k < (far ? 40 : 1); ++k)
+                    payload.insert(payload.end(), {static_cast<uint8_t>(Tag::StackNode), 1, 0, 1});
+                const uint8_t column = far || long_delta ? 11 : 1;
+                payload.insert(payload.end(), column, long_delta ? 0x80 : 1);
+                payload.insert(payload.end(), {column, 0, 0, 0});
+                same(payload, "malformed " + std::to_string(i) + (far ? " far" : " near") +
+                                  (long_delta ? ", long delta" : ""));
+            }
 }
 
 TEST(TraceFile, ReadsBlocksAndRecords) {

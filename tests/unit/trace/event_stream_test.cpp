@@ -422,9 +422,22 @@ TEST_P(EventStreamModes, LoadsTheSameTraceEitherWay) {
     EXPECT_GT(t.native_nodes.size(), 5000u);
 }
 
-// Pass 1 reads only allocations and markers: the stream delivers those, in the reference's order,
-// with every definition and block error as before, and of the other timed records each lane's
-// first and last time and the latest of all, in the damaged blocks' readable part too.
+// An event line without the fields of an allocation that pass 1 steps over (device, address,
+// size: RecordCursor::times_and_stacks_only).
+std::string pass_one_fields(const std::string& line) {
+    std::istringstream in(line);
+    std::string out, field;
+    while (in >> field)
+        if (field.rfind("device=", 0) != 0 && field.rfind("address=", 0) != 0 &&
+            field.rfind("size=", 0) != 0)
+            out += (out.empty() ? "" : " ") + field;
+    return out;
+}
+
+// Pass 1 reads only allocations (their times, apis, kinds and stacks) and markers: the stream
+// delivers those, in the reference's order, with every definition and block error as before, and
+// of the other timed records each lane's first and last time and the latest of all, in the
+// damaged blocks' readable part too.
 TEST_P(EventStreamModes, PassOneGetsAllocationsAndMarkersAndTheTimesOfTheRest) {
     for (bool damage : {false, true}) {
         auto trace = load(damage ? damaged(mixed_trace()) : mixed_trace());
@@ -441,7 +454,7 @@ TEST_P(EventStreamModes, PassOneGetsAllocationsAndMarkersAndTheTimesOfTheRest) {
             std::string ts_field;
             in >> thread >> lane >> tag >> ts_field;
             if (tag == static_cast<int>(Tag::Alloc) || tag == static_cast<int>(Tag::Marker)) {
-                wanted.push_back(e);
+                wanted.push_back(pass_one_fields(e));
                 continue;
             }
             uint64_t ts = std::stoull(ts_field.substr(3));
@@ -459,10 +472,8 @@ TEST_P(EventStreamModes, PassOneGetsAllocationsAndMarkersAndTheTimesOfTheRest) {
         PassedOver over;
         {
             EventStream s(t, &sink, Timed::AllocationsAndMarkers);
-            while (const Event* e = s.next()) {
-                got.events.push_back(event_line(e->thread, e->lane, *e->record));
-                got.by_thread[e->thread].push_back(got.events.back());
-            }
+            while (const Event* e = s.next())
+                got.events.push_back(pass_one_fields(event_line(e->thread, e->lane, *e->record)));
             over = s.passed_over();
         }
         EXPECT_EQ(got.events, wanted);

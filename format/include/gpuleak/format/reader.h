@@ -70,10 +70,11 @@ public:
     // False at the end of the payload or on a malformed record (then error() is set).
     bool next(Record& out);
     const std::string& error() const { return error_; }
-    // From here on, frees are read for their time alone (a reader that passes them over): their
-    // address and result are stepped over, not decoded, and keep whatever the record held. The
-    // records read, their times and the errors met are those of a full decode.
-    void time_frees_only() { frees_timed_only_ = true; }
+    // From here on, allocations and frees are read for what the analyzer's first pass uses: an
+    // allocation's time, api, kind and stacks, a free's time, api and space. Their other fields
+    // (device, address, size; address, result) are stepped over, not decoded, and keep whatever
+    // the record held. The records read, their times and the errors met are a full decode's.
+    void times_and_stacks_only() { times_and_stacks_only_ = true; }
     // A varint whose ten bytes the caller knows are there (or that the caller wrote itself), read
     // upward from `p` (records) or downward (the time column); false past ten bytes.
     template <bool kDownward>
@@ -108,6 +109,7 @@ private:
     // through locals: stores into the record cannot then force the cursor to be reloaded.
     bool alloc_unchecked(Record& r);
     bool free_unchecked(Record& r);
+    bool alloc_stacks_unchecked(Record& r);
     bool free_time_unchecked(Record& r);
     [[gnu::cold]] bool time_near_end(uint64_t& v);
     [[gnu::cold]] bool at_end();
@@ -120,7 +122,7 @@ private:
     const uint8_t* end_;              // of the records; the time column begins here
     const uint8_t* column_ = nullptr; // just above the next time delta; null: deltas inline
     uint64_t ts_;
-    bool frees_timed_only_ = false;
+    bool times_and_stacks_only_ = false;
     std::string error_;
 };
 
