@@ -119,7 +119,7 @@ bool analyze(const std::string& path, const AnalyzeOptions& options, Analysis& a
     r.summary.clean_end = a.trace.clean_end;
     Totals totals;
     DevicePeak peak;
-    FailedAllocations failed;
+    FailedAllocations failed(peak);
     Largest largest;
     std::vector<Aggregator*> parts = {&totals, &peak, &failed, &largest};
     std::unique_ptr<Window> window;

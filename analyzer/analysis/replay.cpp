@@ -1,5 +1,7 @@
 #include "analysis/replay.h"
 
+#include <algorithm>
+
 #include "analysis/site_cache.h"
 #include "trace/event_stream.h"
 
@@ -14,9 +16,13 @@ std::vector<TimedAggregator*> timed(const std::vector<Aggregator*>& aggregators)
     return out;
 }
 
-void Pairing::time(uint64_t ts) {
-    for (TimedAggregator* a : timed_)
-        a->show(ts);
+void Pairing::wake(uint64_t ts) {
+    wake_ts_ = ~uint64_t{0};
+    for (TimedAggregator* a : timed_) {
+        a->events_ = events_;
+        if (ts >= a->wake_ts_) a->on_time(ts);
+        wake_ts_ = std::min(wake_ts_, a->wake_ts_);
+    }
 }
 
 void Pairing::born(Allocation& a) {
@@ -112,6 +118,8 @@ void Pairing::failed(const FailedAllocation& f) {
 }
 
 void Pairing::finish(uint64_t end_ts, Report& report) {
+    for (TimedAggregator* a : timed_)
+        a->events_ = events_;
     for (Aggregator* g : aggregators_)
         g->finish(end_ts, report);
 }

@@ -10,6 +10,8 @@
 #include <random>
 
 #include "analysis/aggregate/allocation_log.h"
+#include "analysis/aggregate/device_peak.h"
+#include "analysis/aggregate/failed_allocations.h"
 #include "analysis/aggregate/loop_lifetimes.h"
 #include "analysis/aggregate/timeline.h"
 #include "analysis/aggregate/totals.h"
@@ -310,19 +312,82 @@ TEST(Window, AggregatorsBehindItFinishAtItsEnd) {
 }
 
 // A timed aggregator is told a time only once it reaches what it asked for (wake_ts), and counts
-// every event it was shown.
+// every event it was shown: as of its last wake, and all of them at the end, whether it woke for
+// the last ones or not.
 TEST(TimedAggregator, ToldTimesFromWhatItAsksAndCountsEveryEvent) {
     struct Sleeper : Recorder {
         explicit Sleeper(uint64_t wake) { wake_ts_ = wake; }
-    } sleeper(30);
+    } sleeper(30), never(1000);
     Recorder every;
-    Pairing p({&sleeper, &every});
+    Pairing p({&never, &sleeper, &every});
     for (uint64_t ts : {10, 20, 30, 30, 40})
         p.time(ts);
     EXPECT_EQ(sleeper.times, (std::vector<uint64_t>{30, 30, 40}));
     EXPECT_EQ(every.times, (std::vector<uint64_t>{10, 20, 30, 30, 40}));
+    EXPECT_TRUE(never.times.empty());
     EXPECT_EQ(sleeper.events(), 5u);
     EXPECT_EQ(every.events(), 5u);
+
+    // Alone, a sleeper is counted at its wakes and at the end.
+    Sleeper late(30), later(1000);
+    Pairing alone({&late, &later});
+    for (uint64_t ts : {10, 20, 30, 35, 40, 45})
+        alone.time(ts);
+    EXPECT_EQ(late.times, (std::vector<uint64_t>{30, 35, 40, 45}));
+    Report report;
+    alone.finish(50, report);
+    EXPECT_EQ(late.events(), 6u);
+    EXPECT_EQ(later.events(), 6u);
+    EXPECT_TRUE(later.times.empty());
+}
+
+// A failed allocation's snapshot is what DevicePeak holds live on the devices at that moment, in
+// all and by site, largest first: device memory only, frees and vanished blocks taken off.
+TEST(FailedAllocations, SnapshotWhatIsLiveOnTheDevicesAtTheFailure) {
+    DevicePeak peak;
+    FailedAllocations failed(peak);
+    Pairing p({&peak, &failed});
+    auto alloc = [&](uint64_t ts, uint64_t address, uint64_t size, uint32_t site,
+                     format::MemKind kind = format::MemKind::Device) {
+        Allocation a = change(ts, address, size, site);
+        a.kind = kind;
+        p.time(ts);
+        p.alloc(a, address, false);
+    };
+    format::Record request;
+    request.tag = format::Tag::AllocFailed;
+    request.size = 1 << 30;
+    request.result = 2;
+    auto fail = [&](uint64_t ts, uint32_t site) {
+        p.time(ts);
+        p.failed({ts, site, 0, &request});
+    };
+    alloc(10, 0x1000, 300, 1);
+    alloc(20, 0x2000, 500, 2);
+    alloc(30, 0x3000, 700, 3, format::MemKind::Managed); // not device memory
+    alloc(40, 0x4000, 100, 1);
+    fail(50, 4);
+    p.time(60);
+    p.free(free_of(60, 0x2000));
+    alloc(70, 0x1000, 50, 5); // 0x1000 came back without a free: its block is gone
+    fail(80, 4);
+    Report report;
+    p.finish(90, report);
+    ASSERT_EQ(report.ooms.size(), 2u);
+    EXPECT_EQ(report.ooms[0].live_bytes, 900u);
+    EXPECT_EQ(report.ooms[0].requested, 1u << 30);
+    EXPECT_EQ(report.ooms[0].site, 4u);
+    ASSERT_EQ(report.ooms[0].by_site.size(), 2u);
+    EXPECT_EQ(report.ooms[0].by_site[0].site, 2u);
+    EXPECT_EQ(report.ooms[0].by_site[0].bytes, 500u);
+    EXPECT_EQ(report.ooms[0].by_site[1].site, 1u);
+    EXPECT_EQ(report.ooms[0].by_site[1].bytes, 400u);
+    EXPECT_EQ(report.ooms[1].live_bytes, 150u);
+    ASSERT_EQ(report.ooms[1].by_site.size(), 2u);
+    EXPECT_EQ(report.ooms[1].by_site[0].site, 1u);
+    EXPECT_EQ(report.ooms[1].by_site[0].bytes, 100u);
+    EXPECT_EQ(report.ooms[1].by_site[1].site, 5u);
+    EXPECT_EQ(report.ooms[1].by_site[1].bytes, 50u);
 }
 
 // LoopLifetimes asks for the time only at its next iteration boundary and at the teardown: the

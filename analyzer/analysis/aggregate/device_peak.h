@@ -16,6 +16,12 @@ public:
     void on_free(const Allocation& a, uint64_t, bool) override { change(a, false); }
     void finish(uint64_t end_ts, Report& report) override;
 
+    // Device bytes live now (FailedAllocations reads them at each failure): in all, and by site
+    // for the sites [0, sites()).
+    uint64_t live_bytes() const { return live_; }
+    uint32_t sites() const { return static_cast<uint32_t>(sites_.size()); }
+    uint64_t live_bytes(uint32_t site) const { return sites_[site].live; }
+
 private:
     void change(const Allocation& a, bool add);
 

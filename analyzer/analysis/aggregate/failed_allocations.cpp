@@ -4,13 +4,6 @@
 
 namespace gpuleak::analyzer {
 
-void FailedAllocations::change(const Allocation& a, bool add) {
-    if (live_class(a.kind) != 0) return;
-    if (a.site >= live_by_site_.size()) live_by_site_.resize(a.site + 1);
-    live_by_site_[a.site] = add ? live_by_site_[a.site] + a.size : live_by_site_[a.site] - a.size;
-    live_ = add ? live_ + a.size : live_ - a.size;
-}
-
 void FailedAllocations::on_failed(const FailedAllocation& f) {
     if (ooms_.size() >= kOomsKept) return;
     const format::Record& r = *f.record;
@@ -21,11 +14,11 @@ void FailedAllocations::on_failed(const FailedAllocation& f) {
     oom.device = static_cast<int>(r.device);
     oom.error = static_cast<int>(r.result);
     oom.site = f.site;
-    oom.live_bytes = live_;
+    oom.live_bytes = peak_.live_bytes();
     oom.free_bytes = r.free_bytes ? r.free_bytes - 1 : 0;
     oom.total_bytes = r.total_bytes ? r.total_bytes - 1 : 0;
-    for (uint32_t s = 0; s < live_by_site_.size(); ++s)
-        if (live_by_site_[s]) oom.by_site.push_back({s, live_by_site_[s]});
+    for (uint32_t s = 0; s < peak_.sites(); ++s)
+        if (uint64_t live = peak_.live_bytes(s)) oom.by_site.push_back({s, live});
     std::stable_sort(oom.by_site.begin(), oom.by_site.end(),
                      [](auto& a, auto& b) { return a.bytes > b.bytes; });
     if (oom.by_site.size() > kOomSitesKept) oom.by_site.resize(kOomSitesKept);
