@@ -22,6 +22,43 @@ bool is_space(uint64_t v) {
     return v <= static_cast<uint64_t>(Space::VmmHandle);
 }
 
+// Byte k of a (little-endian) word ends a varint when its top bit, bit 8k + 7, is clear: one
+// 8-byte load finds the end of a field of up to 8 bytes (a device address takes 7). So
+// times_and_stacks_only() steps over the fields it does not read, and word_varint decodes an
+// address. Anything else (a longer field; for times_and_stacks_only(), an api, kind, space or
+// device of more than one byte) takes the byte loop, so that all ways accept the same records
+// and fail alike.
+constexpr uint64_t kVarintEnds = 0x8080808080808080ull;
+
+// Where the varint ending at the first set bit of `ends` ends.
+const uint8_t* past_first_end(const uint8_t* word_start, uint64_t ends) {
+    return word_start + std::countr_zero(ends) / 8 + 1;
+}
+
+uint64_t load_word(const uint8_t* p) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof word);
+    return word;
+}
+
+// A varint of up to 8 bytes (at least 8 readable) decoded from one load: an address, whose 6 or 7
+// bytes would take as many rounds of the byte loop. False for a longer one (p unmoved).
+[[gnu::always_inline]] inline bool word_varint(const uint8_t*& p, uint64_t& v) {
+    if constexpr (std::endian::native != std::endian::little) return false;
+    const uint64_t word = load_word(p);
+    const uint64_t ends = ~word & kVarintEnds;
+    if (!ends) return false;
+    // The bytes up to the first end, without their continuation bits; then the 7-bit groups
+    // packed together, pairs into 14 bits, 14 into 28, 28 into 56.
+    uint64_t x = word & (ends ^ (ends - 1)) & 0x7f7f7f7f7f7f7f7full;
+    x = (x & 0x007f007f007f007full) | (x & 0x7f007f007f007f00ull) >> 1;
+    x = (x & 0x00003fff00003fffull) | (x & 0x3fff00003fff0000ull) >> 2;
+    x = (x & 0x000000000fffffffull) | (x & 0x0fffffff00000000ull) >> 4;
+    v = x;
+    p = past_first_end(p, ends);
+    return true;
+}
+
 } // namespace
 
 bool RecordCursor::bad_kind() {
@@ -44,7 +81,8 @@ bool RecordCursor::bad_space() {
     if (!unchecked_varint<true>(column, dt) || !field(api) || !field(kind))
         return varint_too_long();
     if (!is_kind(kind)) return bad_kind();
-    if (!field(device) || !field(address) || !field(size) || !field(stack) || !field(py_stack))
+    if (!field(device) || !(word_varint(p, address) || field(address)) || !field(size) ||
+        !field(stack) || !field(py_stack))
         return varint_too_long();
     pos_ = p;
     column_ = column;
@@ -70,7 +108,7 @@ bool RecordCursor::bad_space() {
     if (!unchecked_varint<true>(column, dt) || !field(api) || !field(space))
         return varint_too_long();
     if (!is_space(space)) return bad_space();
-    if (!field(address) || !field(result)) return varint_too_long();
+    if (!(word_varint(p, address) || field(address)) || !field(result)) return varint_too_long();
     pos_ = p;
     column_ = column;
     ts_ += dt;
@@ -81,28 +119,6 @@ bool RecordCursor::bad_space() {
     r.result = unzigzag(result);
     return true;
 }
-
-namespace {
-
-// For times_and_stacks_only(): the fields stepped over are found where they end, not decoded.
-// Byte k of a word ends a varint when its top bit (bit 8k + 7) is clear, so one 8-byte load finds
-// the end of a field of up to 8 bytes (a device address takes 7). Anything else (a longer field,
-// an api, kind, space or device of more than one byte) takes the full decode, so that both ways
-// accept the same records and fail alike.
-constexpr uint64_t kVarintEnds = 0x8080808080808080ull;
-
-// Where the varint ending at the first set bit of `ends` ends.
-const uint8_t* past_first_end(const uint8_t* word_start, uint64_t ends) {
-    return word_start + std::countr_zero(ends) / 8 + 1;
-}
-
-uint64_t load_word(const uint8_t* p) {
-    uint64_t word;
-    std::memcpy(&word, p, sizeof word);
-    return word;
-}
-
-} // namespace
 
 [[gnu::always_inline]] inline bool RecordCursor::alloc_stacks_unchecked(Record& r) {
     if constexpr (std::endian::native != std::endian::little) return alloc_unchecked(r);
