@@ -1,7 +1,6 @@
 #include "trace/event_chunk.h"
 
 #include <algorithm>
-#include <cstddef>
 #include <limits>
 
 #if defined(__SSE2__)
@@ -75,59 +74,7 @@ void EventChunk::whole(PackedEntry& e, const format::Record& r) {
     store(e);
 }
 
-#if defined(__SSE2__)
-// An allocation's or a free's entry built in registers and streamed, the same bytes as
-// make() and the field stores below give (PackedEntry's layout, checked here): most events are
-// these, and building the entry on the stack first was half the cost of packing one.
-static_assert(offsetof(PackedEntry, ts) == 0 && offsetof(PackedEntry, field) == 8 &&
-              offsetof(PackedEntry, thread) == 48 && offsetof(PackedEntry, lane) == 52 &&
-              offsetof(PackedEntry, device) == 56 && offsetof(PackedEntry, kind) == 60 &&
-              offsetof(PackedEntry, tag) == 61 && offsetof(PackedEntry, small) == 62);
-
-namespace {
-
-int64_t as_int(uint64_t v) {
-    return static_cast<int64_t>(v);
-}
-
-// The entry's last 8 bytes: device, kind, tag, small[0], small[1].
-uint64_t tail_bytes(int32_t device, Tag tag, uint8_t small0, uint8_t small1) {
-    return uint64_t{static_cast<uint32_t>(device)} |
-           uint64_t{static_cast<uint8_t>(PackedEntry::Kind::Timed)} << 32 |
-           uint64_t{static_cast<uint8_t>(tag)} << 40 | uint64_t{small0} << 48 |
-           uint64_t{small1} << 56;
-}
-
-} // namespace
-
-[[gnu::always_inline]] inline void EventChunk::stream(__m128i a, __m128i b, __m128i c, __m128i d) {
-    if (size_ == entries_.size()) entries_.resize(std::max(kEntries + 64, 2 * size_));
-    auto* dst = reinterpret_cast<__m128i*>(&entries_[size_++]);
-    _mm_stream_si128(dst, a);
-    _mm_stream_si128(dst + 1, b);
-    _mm_stream_si128(dst + 2, c);
-    _mm_stream_si128(dst + 3, d);
-}
-#endif
-
 void EventChunk::event(uint32_t thread, uint32_t lane, const format::Record& r) {
-#if defined(__SSE2__)
-    const int64_t threads = as_int(uint64_t{thread} | uint64_t{lane} << 32);
-    if (r.tag == Tag::Alloc && fits_int32(r.device))
-        return stream(_mm_set_epi64x(as_int(r.address), as_int(r.ts)),
-                      _mm_set_epi64x(as_int(r.stack), as_int(r.size)),
-                      _mm_set_epi64x(0, as_int(r.py_stack)),
-                      _mm_set_epi64x(as_int(tail_bytes(static_cast<int32_t>(r.device), r.tag,
-                                                       static_cast<uint8_t>(r.api),
-                                                       static_cast<uint8_t>(r.kind))),
-                                     threads));
-    if (r.tag == Tag::Free)
-        return stream(_mm_set_epi64x(as_int(r.address), as_int(r.ts)), _mm_set_epi64x(0, r.result),
-                      _mm_setzero_si128(),
-                      _mm_set_epi64x(as_int(tail_bytes(0, r.tag, static_cast<uint8_t>(r.api),
-                                                       static_cast<uint8_t>(r.space))),
-                                     threads));
-#endif
     PackedEntry e = make(PackedEntry::Kind::Timed, thread, lane, r.tag);
     e.ts = r.ts;
     switch (r.tag) {

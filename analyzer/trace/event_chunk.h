@@ -14,10 +14,6 @@
 #include "gpuleak/format/reader.h"
 #include "trace/merge_output.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace gpuleak::analyzer {
 
 struct alignas(64) PackedEntry {
@@ -79,9 +75,6 @@ private:
     static PackedEntry make(PackedEntry::Kind kind, uint32_t thread, uint32_t lane,
                             format::Tag tag);
     void store(const PackedEntry& e);
-#if defined(__SSE2__)
-    void stream(__m128i a, __m128i b, __m128i c, __m128i d); // one entry's 16-byte parts
-#endif
     void whole(PackedEntry& e, const format::Record& r); // and stores it
     format::Record& next_record(PackedEntry& e);         // e.field[0] is its index
 
