@@ -59,7 +59,8 @@ public:
 // are, and only when they ask: a virtual call per aggregator per event was 3 % of the analyzer's
 // instructions. on_time comes once an event's time reaches wake_ts() (0, the default: every
 // event's), which only the constructor and on_time may change. events() counts every event it
-// was shown, whether on_time came or not; from Pairing, as of its last on_time and at finish.
+// was shown, whether on_time came or not; Pairing brings it up to date whenever one of its timed
+// aggregators is told a time, and before finish.
 class TimedAggregator : public Aggregator {
 public:
     virtual void on_time(uint64_t ts) = 0;

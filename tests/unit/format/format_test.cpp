@@ -104,6 +104,20 @@ std::vector<Record> read_all(uint32_t version, const std::vector<uint8_t>& paylo
     return out;
 }
 
+// An allocation and a free record for each of their fields (after the tag), that field past ten
+// bytes and the ones before it zero.
+std::vector<std::vector<uint8_t>> records_with_a_field_too_long() {
+    std::vector<std::vector<uint8_t>> out;
+    for (Tag tag : {Tag::Alloc, Tag::Free})
+        for (size_t field = 0; field < (tag == Tag::Alloc ? 7u : 4u); ++field) {
+            std::vector<uint8_t> r(1 + field + 11, 0x80); // 11 continuations: past ten bytes
+            r[0] = static_cast<uint8_t>(tag);
+            std::fill_n(r.begin() + 1, field, 0);
+            out.push_back(r);
+        }
+    return out;
+}
+
 TEST(Varint, RoundTripsExtremes) {
     for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 16383ull, 16384ull, ~0ull}) {
         // A Capped record carries one plain varint: decode v through it.
@@ -217,19 +231,12 @@ TEST(RecordCursor, AllocationsAndFreesReadAlikeNearAndFarFromTheEnd) {
         std::vector<uint8_t> record;
         std::string error;
     };
-    const std::vector<uint8_t> too_long(11, 0x80);
     std::vector<Bad> bad = {
         {{static_cast<uint8_t>(Tag::Alloc), 1, kMemKindCount, 0, 0, 0, 0, 0}, "bad memory kind"},
         {{static_cast<uint8_t>(Tag::Free), 1, 3, 0, 0}, "bad address space"},
     };
-    for (Tag tag : {Tag::Alloc, Tag::Free})
-        for (size_t field = 0; field < (tag == Tag::Alloc ? 7u : 4u); ++field) {
-            std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
-            for (size_t k = 0; k < field; ++k)
-                r.push_back(0);
-            r.insert(r.end(), too_long.begin(), too_long.end());
-            bad.push_back({r, "varint too long"});
-        }
+    for (const std::vector<uint8_t>& r : records_with_a_field_too_long())
+        bad.push_back({r, "varint too long"});
     for (const Bad& b : bad)
         for (bool far : {false, true}) {
             std::vector<uint8_t> payload = b.record;
@@ -311,7 +318,6 @@ TEST(RecordCursor, TimesAndStacksOnlyEndEachRecordWhereAFullDecodeEndsIt) {
     // first).
     const uint8_t alloc_tag = static_cast<uint8_t>(Tag::Alloc);
     const uint8_t free_tag = static_cast<uint8_t>(Tag::Free);
-    const std::vector<uint8_t> too_long(11, 0x80);
     std::vector<std::vector<uint8_t>> records = {
         {free_tag, 0x81, 0x00, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0},
         {free_tag, 1, 0x80, 0x00, 0x80, 0x01, 0},
@@ -325,14 +331,8 @@ TEST(RecordCursor, TimesAndStacksOnlyEndEachRecordWhereAFullDecodeEndsIt) {
         {alloc_tag, 1, 0, 0, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 7, 3},
         {alloc_tag, 1, 0, 0, 0x80},
     };
-    for (Tag tag : {Tag::Alloc, Tag::Free})
-        for (size_t field = 0; field < (tag == Tag::Alloc ? 7u : 4u); ++field) {
-            std::vector<uint8_t> r = {static_cast<uint8_t>(tag)};
-            for (size_t k = 0; k < field; ++k)
-                r.push_back(0);
-            r.insert(r.end(), too_long.begin(), too_long.end());
-            records.push_back(r);
-        }
+    for (const std::vector<uint8_t>& r : records_with_a_field_too_long())
+        records.push_back(r);
     for (size_t i = 0; i < records.size(); ++i)
         for (bool far : {false, true})
             for (bool long_delta : {false, true}) {
