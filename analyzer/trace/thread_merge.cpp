@@ -14,10 +14,13 @@ public:
         : thread_(thread), blocks_(std::move(blocks)) {}
 
     // Moves to the next timed record; false at the end of the thread's blocks. What it passes on
-    // the way (definitions, if `untimed`, and the blocks it cannot read) goes to `out`.
-    bool advance(format::TraceFile& file, bool untimed, bool every_timed, MergeOutput& out) {
+    // the way (definitions, if `untimed`, and the blocks it cannot read) goes to `out`. Inlined
+    // into the merge, which calls it for every event; what it does between blocks and for the
+    // few untimed records is out of line.
+    [[gnu::always_inline]] bool advance(format::TraceFile& file, bool untimed, bool every_timed,
+                                        MergeOutput& out) {
         for (;;) {
-            if (cursor_) {
+            if (cursor_) [[likely]] {
                 while (cursor_->next(record_)) {
                     if (is_timed(record_.tag)) {
                         if (every_timed || record_.tag == format::Tag::Alloc ||
@@ -26,25 +29,11 @@ public:
                         pass_over(record_.ts);
                         continue;
                     }
-                    // The recorder hands an exited thread's slot to the next new thread, which
-                    // announces itself: from here on the slot's events are another thread's.
-                    if (record_.tag == format::Tag::Thread && ++announced_ > 1)
-                        lane_ = static_cast<uint32_t>(announced_ - 1) << 16 | thread_;
-                    if (untimed) out.untimed(*block_, thread_, record_);
+                    untimed_record(untimed, out);
                 }
-                if (!cursor_->error().empty())
-                    out.block_error(*block_, thread_, true, cursor_->error());
-                cursor_.reset();
+                end_block(out);
             }
-            if (next_block_ >= blocks_.size()) return false;
-            block_ = blocks_[next_block_++];
-            if (!file.load(*block_, payload_)) {
-                out.block_error(*block_, thread_, false, file.error());
-                continue;
-            }
-            cursor_ = format::RecordCursor::block(file.version(), payload_.data(), payload_.size(),
-                                                  block_->first_ts);
-            if (!every_timed) cursor_->times_and_stacks_only(); // what pass 1 reads
+            if (!next_block(file, every_timed, out)) return false;
         }
     }
 
@@ -57,6 +46,33 @@ public:
     }
 
 private:
+    [[gnu::noinline]] void untimed_record(bool untimed, MergeOutput& out) {
+        // The recorder hands an exited thread's slot to the next new thread, which announces
+        // itself: from here on the slot's events are another thread's.
+        if (record_.tag == format::Tag::Thread && ++announced_ > 1)
+            lane_ = static_cast<uint32_t>(announced_ - 1) << 16 | thread_;
+        if (untimed) out.untimed(*block_, thread_, record_);
+    }
+    [[gnu::noinline]] void end_block(MergeOutput& out) {
+        if (!cursor_->error().empty()) out.block_error(*block_, thread_, true, cursor_->error());
+        cursor_.reset();
+    }
+    // Loads the next block that loads; false after the last.
+    [[gnu::noinline]] bool next_block(format::TraceFile& file, bool every_timed, MergeOutput& out) {
+        for (;;) {
+            if (next_block_ >= blocks_.size()) return false;
+            block_ = blocks_[next_block_++];
+            if (!file.load(*block_, payload_)) {
+                out.block_error(*block_, thread_, false, file.error());
+                continue;
+            }
+            cursor_ = format::RecordCursor::block(file.version(), payload_.data(), payload_.size(),
+                                                  block_->first_ts);
+            if (!every_timed) cursor_->times_and_stacks_only(); // what pass 1 reads
+            return true;
+        }
+    }
+
     // A lane's records are consecutive in its slot's stream: one entry per lane.
     void pass_over(uint64_t ts) {
         if (passed_.empty() || passed_.back().lane != lane_)
@@ -96,7 +112,8 @@ ThreadMerge::ThreadMerge(format::TraceFile& file, bool untimed, Timed timed)
 
 ThreadMerge::~ThreadMerge() = default;
 
-bool ThreadMerge::advance(size_t stream, MergeOutput& out) {
+// Inlined into head(), once for every event.
+[[gnu::always_inline]] inline bool ThreadMerge::advance(size_t stream, MergeOutput& out) {
     if (!streams_[stream]->advance(file_, untimed_, every_timed_, out)) return false;
     head_ts_[stream] = streams_[stream]->record().ts;
     return true;
