@@ -84,10 +84,7 @@ bool RecordCursor::bad_space() {
     if (!field(device) || !(word_varint(p, address) || field(address)) || !field(size) ||
         !field(stack) || !field(py_stack))
         return varint_too_long();
-    pos_ = p;
-    column_ = column;
-    ts_ += dt;
-    r.ts = ts_;
+    end_record(p, column, dt, r);
     r.api = api_of(api);
     r.kind = static_cast<MemKind>(kind);
     r.device = unzigzag(device);
@@ -109,10 +106,7 @@ bool RecordCursor::bad_space() {
         return varint_too_long();
     if (!is_space(space)) return bad_space();
     if (!(word_varint(p, address) || field(address)) || !field(result)) return varint_too_long();
-    pos_ = p;
-    column_ = column;
-    ts_ += dt;
-    r.ts = ts_;
+    end_record(p, column, dt, r);
     r.api = api_of(api);
     r.space = static_cast<Space>(space);
     r.address = address;
@@ -139,10 +133,7 @@ bool RecordCursor::bad_space() {
     }
     if (!unchecked_varint<false>(p, stack) || !unchecked_varint<false>(p, py_stack))
         return varint_too_long();
-    pos_ = p;
-    column_ = column;
-    ts_ += dt;
-    r.ts = ts_;
+    end_record(p, column, dt, r);
     r.api = api_of(api);
     r.kind = static_cast<MemKind>(kind);
     r.stack = stack;
@@ -164,10 +155,7 @@ bool RecordCursor::bad_space() {
     ends &= ends - 1; // the address's end cleared: the result's, if both fit in the word
     if (!ends) [[unlikely]]
         return free_unchecked(r);
-    pos_ = past_first_end(p + 2, ends);
-    column_ = column;
-    ts_ += dt;
-    r.ts = ts_;
+    end_record(past_first_end(p + 2, ends), column, dt, r);
     r.api = api_of(api);
     r.space = static_cast<Space>(space);
     return true;

@@ -111,6 +111,15 @@ private:
     bool free_unchecked(Record& r);
     bool alloc_stacks_unchecked(Record& r);
     bool free_time_unchecked(Record& r);
+    // What every one of those does once a record's fields are read: the cursor moves past them
+    // (records at `p`, the time column at `column`) and the record takes its time.
+    [[gnu::always_inline]] void end_record(const uint8_t* p, const uint8_t* column, uint64_t dt,
+                                           Record& r) {
+        pos_ = p;
+        column_ = column;
+        ts_ += dt;
+        r.ts = ts_;
+    }
     [[gnu::cold]] bool time_near_end(uint64_t& v);
     [[gnu::cold]] bool at_end();
     [[gnu::cold]] bool varint_near_end(uint64_t& v);
