@@ -288,3 +288,67 @@ TEST(Walk, TableWalksMatchTheWalkOverAnyLayout) {
         EXPECT_EQ(fixed[1].code_id, generic[1].code_id);
     }
 }
+
+// The capture turns code addresses into ids through the walk's CodeIdFn: it must be asked once
+// per run of kept frames of one code (recursion costs one lookup), never for a hidden frame, and
+// each kept frame must carry the id its run was given.
+TEST(Walk, AsksForACodeIdOncePerRunOfKeptFrames) {
+    struct Asked {
+        std::vector<uintptr_t> codes;
+        uint64_t answer(uintptr_t code) {
+            codes.push_back(code);
+            return 100 + codes.size();
+        }
+    };
+    auto ask = [](void* ctx, uintptr_t code) { return static_cast<Asked*>(ctx)->answer(code); };
+    for (uint32_t version : {0x030b07f0u, 0x030c01f0u}) {
+        for (bool constant_table : {true, false}) {
+            SCOPED_TRACE(testing::Message() << version << (constant_table ? " table" : " any"));
+            py::Layout l;
+            ASSERT_TRUE(py::table_layout(version, l));
+            if (!constant_table) l.table_minor = 0;
+            Heap heap(l);
+            uintptr_t code_type = heap.block();
+            uintptr_t a = heap.code(code_type, 50, 2);
+            uintptr_t b = heap.code(code_type, 50, 0);
+            auto at = [&](uintptr_t code, int unit) {
+                return code + l.co_code_adaptive + 2 * unit;
+            };
+            // Outermost first: B, A in its prologue (hidden), B, B, A, A, A.
+            heap.frame(0, b, at(b, 7));
+            heap.frame(0, a, at(a, 1));
+            heap.frame(0, b, at(b, 3));
+            heap.frame(0, b, at(b, 5));
+            heap.frame(0, a, at(a, 9));
+            heap.frame(0, a, at(a, 10));
+            heap.frame(0, a, at(a, 12));
+            uintptr_t cframe = heap.block();
+            heap.set(cframe, l.cframe_current, heap.top());
+            uintptr_t tstate = heap.block();
+            heap.set(tstate, l.ts_top, cframe);
+
+            Asked asked;
+            py::PyFrame out[8];
+            ASSERT_EQ(py::walk_frames(l, code_type, tstate, out, 8, ask, &asked), 6u);
+            // A's run, B's run, then B again: the hidden A between them ended B's run.
+            EXPECT_EQ(asked.codes, (std::vector<uintptr_t>{a, b, b}));
+            const uint64_t ids[] = {101, 101, 101, 102, 102, 103};
+            const int32_t offsets[] = {24, 20, 18, 10, 6, 14};
+            for (size_t i = 0; i < 6; ++i) {
+                EXPECT_EQ(out[i].code_id, ids[i]) << i;
+                EXPECT_EQ(out[i].byte_offset, offsets[i]) << i;
+            }
+
+            // Without a CodeIdFn the frames carry the code addresses.
+            ASSERT_EQ(py::walk_frames(l, code_type, tstate, out, 8), 6u);
+            EXPECT_EQ(out[0].code_id, a);
+            EXPECT_EQ(out[5].code_id, b);
+
+            // An id that cannot be given leaves 0 in the frame, and the walk goes on.
+            auto refuse = [](void*, uintptr_t) -> uint64_t { return 0; };
+            ASSERT_EQ(py::walk_frames(l, code_type, tstate, out, 8, refuse, nullptr), 6u);
+            for (size_t i = 0; i < 6; ++i)
+                EXPECT_EQ(out[i].code_id, 0u) << i;
+        }
+    }
+}

@@ -73,130 +73,101 @@ void cache_store(const Layout& l, CodeCache::Slot* set, const CodeKey& key,
     if (digests_content(l)) copy_content(l, key.qualname, key.linetable, set[0]);
 }
 
-// New code objects are collected under the lock and reported after releasing it, because the
-// sink writes to the trace and may block.
-constexpr size_t kBatch = 32;
-
-struct Fresh {
-    uintptr_t code;
-    uint64_t id;
-};
-
-void report(const Runtime& rt, const Fresh& fresh, CodeSink sink, void* ctx) {
+// Reads what the trace keeps of a code object seen for the first time and hands it to the sink.
+// Called outside the lock: the sink writes to the trace and may block.
+void report(const Runtime& rt, uintptr_t code, uint64_t id, CodeSink sink, void* ctx) {
     const Layout& l = rt.layout;
     char filename[kMaxNameBytes];
     char qualname[kMaxNameBytes];
     CodeInfo info;
-    info.code_id = fresh.id;
-    info.filename = read_str(l, rt.str_type, load<uintptr_t>(fresh.code, l.co_filename), filename,
-                             sizeof filename);
-    info.qualname = read_str(l, rt.str_type, load<uintptr_t>(fresh.code, l.co_qualname), qualname,
-                             sizeof qualname);
-    info.firstlineno = load<int32_t>(fresh.code, l.co_firstlineno);
-    info.linetable = read_bytes(l, rt.bytes_type, load<uintptr_t>(fresh.code, l.co_linetable));
+    info.code_id = id;
+    info.filename =
+        read_str(l, rt.str_type, load<uintptr_t>(code, l.co_filename), filename, sizeof filename);
+    info.qualname =
+        read_str(l, rt.str_type, load<uintptr_t>(code, l.co_qualname), qualname, sizeof qualname);
+    info.firstlineno = load<int32_t>(code, l.co_firstlineno);
+    info.linetable = read_bytes(l, rt.bytes_type, load<uintptr_t>(code, l.co_linetable));
     sink(ctx, info);
 }
 
 // The code objects this capture has already identified. Within one capture an address cannot
 // change hands: every code object on the walked stack is referenced by one of this thread's
 // frames, which only this thread (blocked in the hook) could pop. So a code address met again
-// further out (recursion, a loop calling the same helpers) is the same code object, and its
-// fingerprint (a digest of its line table up to 3.11) is computed once per capture, not once per
-// frame. Across captures nothing is assumed: the next capture fingerprints each code again.
+// further out (a loop calling the same helpers, a framework's wrappers around each layer) is the
+// same code object, and its fingerprint (a digest of its line table up to 3.11) is checked once
+// per capture, not once per frame; the walk itself asks once per run of frames of one code
+// (recursion). Across captures nothing is assumed: the next capture checks each code again.
 struct CaptureMemo {
+    // The innermost distinct codes of a stack; further out, codes that repeat (a framework's
+    // call wrappers around each layer) were usually met among them already.
     static constexpr size_t kEntries = 8;
     uintptr_t code[kEntries]; // the first `used` are set
     uint64_t id[kEntries];
-    size_t used = 0, next = 0;
+    size_t used = 0;
+
+    CaptureMemo() {} // not `= default`: a value-initialized memo would zero its entries first
 
     uint64_t find(uintptr_t c) const {
-        // The most recent first: recursion meets the same code in consecutive frames.
-        size_t last = (next + kEntries - 1) % kEntries;
-        if (used && code[last] == c) return id[last];
         for (size_t k = 0; k < used; ++k)
             if (code[k] == c) return id[k];
         return 0;
     }
     void add(uintptr_t c, uint64_t i) {
-        code[next] = c;
-        id[next] = i;
-        next = (next + 1) % kEntries;
-        if (used < kEntries) ++used;
+        if (used == kEntries) return;
+        code[used] = c;
+        id[used++] = i;
     }
 };
 
-// Swaps each frame's code address for its registry id. The code objects stay alive meanwhile:
-// the frames on this thread's stack reference them. Frames whose fingerprint the thread's cache
-// holds are resolved there, without the lock.
-bool assign_ids(const Runtime& rt, PyFrame* frames, size_t n, CodeSink sink, void* ctx,
-                CodeCache* cache) {
-    if (cache) {
-        uint64_t generation = g_generation.load(std::memory_order_relaxed);
-        if (cache->generation != generation) {
-            std::memset(cache->slots, 0, sizeof cache->slots);
-            cache->generation = generation;
-        }
-    }
-    // Up to 3.11 the fingerprint digests the line table: the cache is searched without it.
-    const bool undigested = cache && digests_content(rt.layout);
-    Fresh fresh[kBatch];
+// What the walk's CodeIdFn needs to turn a code address into its registry id. The code objects
+// stay alive meanwhile: the frames on this thread's stack reference them.
+struct IdAssigner {
+    const Runtime& rt;
+    CodeCache* cache; // the thread's, or nullptr
+    bool undigested;  // up to 3.11: the cache is searched without computing the fingerprint
+    CodeSink sink;
+    void* sink_ctx;
     CaptureMemo memo;
-    uintptr_t last_code = 0; // the previous frame's code and its id
-    uint64_t last_id = 0;
-    bool ok = true;
-    for (size_t i = 0; ok && i < n;) {
-        size_t count = 0;
-        bool locked = false;
-        for (; i < n && count < kBatch; ++i) {
-            auto code = static_cast<uintptr_t>(frames[i].code_id);
-            // Recursion: the frame outside runs the code the one inside did.
-            if (code == last_code) {
-                frames[i].code_id = last_id;
-                continue;
-            }
-            last_code = code;
-            auto resolved = [&](uint64_t id) {
-                frames[i].code_id = last_id = id;
-                memo.add(code, id);
-            };
-            if (uint64_t id = memo.find(code)) {
-                frames[i].code_id = last_id = id;
-                continue;
-            }
-            CodeCache::Slot* set = cache ? cache_set(*cache, code) : nullptr;
-            if (CodeCache::Slot* hit =
-                    set && undigested ? cache_find_undigested(rt.layout, set, code) : nullptr) {
-                resolved(hit->id);
-                continue;
-            }
-            CodeKey key = fingerprint(rt.layout, code);
-            uint64_t packed[6];
-            pack(key, packed);
-            if (CodeCache::Slot* hit = set && !undigested ? cache_find(set, packed) : nullptr) {
-                resolved(hit->id);
-                continue;
-            }
-            if (!locked) {
-                g_lock.lock();
-                locked = true;
-            }
-            bool is_new = false;
-            uint64_t id = g_registry.resolve(key, is_new);
-            if (!id) {
-                ok = false;
-                break;
-            }
-            resolved(id);
-            if (set) cache_store(rt.layout, set, key, packed, id);
-            if (is_new) fresh[count++] = Fresh{code, id};
-        }
-        if (locked) g_lock.unlock();
-        if (sink) {
-            for (size_t k = 0; k < count; ++k)
-                report(rt, fresh[k], sink, ctx);
-        }
+    bool failed = false; // the registry could not grow
+
+    IdAssigner(const Runtime& r, CodeCache* c, CodeSink s, void* ctx)
+        : rt(r), cache(c), undigested(c && digests_content(r.layout)), sink(s), sink_ctx(ctx) {}
+};
+
+// The id of a code object the thread's cache (up to 3.11) did not hold: by its fingerprint, from
+// the cache (3.12+) or the registry. Out of line: its frame is large, and it is rarely reached.
+[[gnu::noinline]] uint64_t fingerprinted_code_id(IdAssigner& a, uintptr_t code,
+                                                 CodeCache::Slot* set) {
+    CodeKey key = fingerprint(a.rt.layout, code);
+    uint64_t packed[6];
+    pack(key, packed);
+    if (set && !a.undigested) {
+        if (CodeCache::Slot* hit = cache_find(set, packed)) return hit->id;
     }
-    return ok;
+    bool is_new = false;
+    g_lock.lock();
+    uint64_t id = g_registry.resolve(key, is_new);
+    g_lock.unlock();
+    if (!id) {
+        a.failed = true;
+        return 0;
+    }
+    if (set) cache_store(a.rt.layout, set, key, packed, id);
+    if (is_new && a.sink) report(a.rt, code, id, a.sink, a.sink_ctx);
+    return id;
+}
+
+// Codes met earlier in this capture are taken from the memo; those the thread's cache holds are
+// resolved there, without the lock.
+uint64_t memoized_code_id(void* ctx, uintptr_t code) {
+    auto& a = *static_cast<IdAssigner*>(ctx);
+    if (uint64_t id = a.memo.find(code)) return id;
+    CodeCache::Slot* set = a.cache ? cache_set(*a.cache, code) : nullptr;
+    CodeCache::Slot* hit =
+        set && a.undigested ? cache_find_undigested(a.rt.layout, set, code) : nullptr;
+    uint64_t id = hit ? hit->id : fingerprinted_code_id(a, code, set);
+    if (id) a.memo.add(code, id);
+    return id;
 }
 
 bool in_main_interpreter(const Layout& l, uintptr_t tstate) {
@@ -229,8 +200,17 @@ size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx, CodeCache* ca
                   "allocations from subinterpreter threads are recorded without Python stacks");
         return 0;
     }
-    size_t n = walk_frames(rt->layout, rt->code_type, tstate, out, std::min(max, kMaxFrames));
-    if (n && !assign_ids(*rt, out, n, sink, ctx, cache)) {
+    if (cache) {
+        uint64_t generation = g_generation.load(std::memory_order_relaxed);
+        if (cache->generation != generation) {
+            std::memset(cache->slots, 0, sizeof cache->slots);
+            cache->generation = generation;
+        }
+    }
+    IdAssigner ids(*rt, cache, sink, ctx);
+    size_t n = walk_frames(rt->layout, rt->code_type, tstate, out, std::min(max, kMaxFrames),
+                           &memoized_code_id, &ids);
+    if (ids.failed) {
         warn_once(Warning::OutOfMemory, "out of memory for the Python code registry");
         return 0;
     }

@@ -76,10 +76,6 @@ int64_t table_size(const Layout& l, uintptr_t table) {
 
 } // namespace
 
-bool digests_content(const Layout& l) {
-    return l.co_version == kAbsent;
-}
-
 void copy_content(const Layout& l, uintptr_t qualname, uintptr_t table, CodeCache::Slot& slot) {
     slot.qualname_hash = str_hash(l, qualname);
     slot.table_size = table_size(l, table);

@@ -20,7 +20,9 @@ CodeKey fingerprint(const Layout& l, uintptr_t code);
 // the digest covers), copied into a cache slot; and whether a code object's qualname and line
 // table still hold exactly that. Equal copies give equal digests, so a slot whose pointers match
 // and whose copy is the same holds this code object's fingerprint without computing it.
-bool digests_content(const Layout& l);
+inline bool digests_content(const Layout& l) {
+    return l.co_version == kAbsent;
+}
 void copy_content(const Layout& l, uintptr_t qualname, uintptr_t table, CodeCache::Slot& slot);
 bool same_content(const Layout& l, uintptr_t qualname, uintptr_t table,
                   const CodeCache::Slot& slot);

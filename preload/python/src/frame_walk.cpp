@@ -1,5 +1,9 @@
 #include "frame_walk.h"
 
+#include <bit>
+#include <cstddef>
+#include <cstring>
+
 #include "version_tables.h"
 
 namespace gpuleak::python {
@@ -8,25 +12,61 @@ namespace {
 // Shims and skipped frames count too; a corrupted or cyclic chain ends here.
 constexpr size_t kMaxVisited = 4 * kMaxFrames;
 
-bool plausible(uintptr_t p) {
-    return p >= 4096 && (p & 7) == 0;
+// p >= 4096 and 8-byte aligned, in one comparison: past the subtraction the alignment bits are
+// unchanged, and the rotation moves them to the top, where any of them set makes the value large.
+constexpr bool plausible(uintptr_t p) {
+    return std::rotr(p - 4096, 3) < (uintptr_t{1} << 61) - 512;
 }
+static_assert(!plausible(0) && !plausible(8) && !plausible(4088) && !plausible(4095) &&
+              plausible(4096) && !plausible(4097) && !plausible(4100) && plausible(4104) &&
+              plausible(~uintptr_t{7}) && !plausible(~uintptr_t{0}) &&
+              !plausible(~uintptr_t{0} - 4));
 
 bool is_code(const Layout& l, uintptr_t code_type, uintptr_t code) {
     return plausible(code) && load<uintptr_t>(code, l.ob_type) == code_type;
 }
 
+// What the walk reads of a code object for each of its frames. Within one walk a code address
+// cannot change hands (every frame on the walked stack holds a reference to its code), so a frame
+// running the code of the frame inside it (recursion) reuses these.
+struct CodeFacts {
+    uintptr_t code = 0;
+    uint64_t id = 0; // 0 until a frame of this code is kept
+    int64_t code_bytes = 0;
+    int32_t first_traceable = 0; // code units; 0 where the layout has none
+};
+
+CodeFacts code_facts(const Layout& l, uintptr_t code) {
+    CodeFacts facts{code, 0, 2 * load<int64_t>(code, l.var_size), 0};
+    if (l.co_firsttraceable != kAbsent)
+        facts.first_traceable = load<int32_t>(code, static_cast<uint32_t>(l.co_firsttraceable));
+    return facts;
+}
+
+// The id the kept frames of `code` get: asked for once per run.
+struct CodeIds {
+    CodeIdFn fn;
+    void* ctx;
+
+    uint64_t of(CodeFacts& facts) const {
+        if (!facts.id) facts.id = fn ? fn(ctx, facts.code) : facts.code;
+        return facts.id;
+    }
+};
+
 size_t walk_frame_objects(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out,
-                          size_t max) {
+                          size_t max, CodeIds ids) {
     uintptr_t frame = load<uintptr_t>(tstate, l.ts_top);
     size_t n = 0;
+    CodeFacts last; // the previous code object met (code 0: none yet)
     for (size_t visited = 0; plausible(frame) && n < max && visited < kMaxVisited; ++visited) {
         uintptr_t code = load<uintptr_t>(frame, l.f_code);
-        if (is_code(l, code_type, code)) {
+        if ((code == last.code && code != 0) || is_code(l, code_type, code)) {
+            if (code != last.code) last = CodeFacts{code};
             int32_t lasti = load<int32_t>(frame, l.f_lasti);
             int32_t offset = lasti < 0 ? -1 : (l.lasti_in_units ? 2 * lasti : lasti);
             // Up to 3.10 every Python frame is evaluated by its own _PyEval_EvalFrameDefault call.
-            out[n++] = PyFrame{code, offset, true, {}};
+            out[n++] = PyFrame{ids.of(last), offset, true, {}};
         }
         uintptr_t back = load<uintptr_t>(frame, l.f_back);
         if (back == frame) break;
@@ -37,36 +77,44 @@ size_t walk_frame_objects(const Layout& l, uintptr_t code_type, uintptr_t tstate
 
 // Byte offset of the current instruction from the start of the bytecode the frame executes, as
 // CPython's _PyInterpreterFrame_LASTI computes it (times two). False if it lies outside the code.
-bool instruction_offset(const Layout& l, uintptr_t frame, uintptr_t code, int32_t& offset) {
-    uintptr_t base = code + l.co_code_adaptive;
+bool instruction_offset(const Layout& l, uintptr_t frame, const CodeFacts& code, int32_t& offset) {
+    uintptr_t base = code.code + l.co_code_adaptive;
     if (l.f_tlbc_index != kAbsent) {
         // Free-threaded 3.14: each thread may run its own copy of the bytecode.
-        uintptr_t tlbc = load<uintptr_t>(code, static_cast<uint32_t>(l.co_tlbc));
+        uintptr_t tlbc = load<uintptr_t>(code.code, static_cast<uint32_t>(l.co_tlbc));
         int32_t index = load<int32_t>(frame, static_cast<uint32_t>(l.f_tlbc_index));
         if (!plausible(tlbc) || index < 0 || index >= load<int64_t>(tlbc, 0)) return false;
         base = load<uintptr_t>(tlbc, 8 + 8 * static_cast<uint32_t>(index));
     }
     auto delta = static_cast<intptr_t>(load<uintptr_t>(frame, l.f_instr) - base);
-    int64_t code_bytes = 2 * load<int64_t>(code, l.var_size);
     // -2: 3.11/3.12 prev_instr before the first instruction (frame not started).
-    if (delta < -2 || delta >= code_bytes) return false;
+    if (delta < -2 || delta >= code.code_bytes) return false;
     offset = static_cast<int32_t>(delta);
     return true;
 }
 
 // CPython's _PyFrame_IsIncomplete: a frame still running its prologue (before RESUME) is hidden
 // from tracebacks, e.g. 3.13's _Py_InitCleanup shim under a specialized __init__ call.
-bool incomplete(const Layout& l, uint8_t owner, uintptr_t code, int32_t offset) {
+bool incomplete(const Layout& l, uint8_t owner, const CodeFacts& code, int32_t offset) {
     if (l.co_firsttraceable == kAbsent || owner == l.owner_generator) return false;
-    int32_t first = load<int32_t>(code, static_cast<uint32_t>(l.co_firsttraceable));
-    return offset < 2 * first;
+    return offset < 2 * code.first_traceable;
+}
+
+// Two 8-byte stores, where building the aggregate takes five (zeroing, then each field).
+void put_frame(PyFrame* out, uintptr_t code, int32_t offset, bool entry) {
+    static_assert(std::endian::native == std::endian::little && sizeof(PyFrame) == 16 &&
+                  offsetof(PyFrame, byte_offset) == 8 && offsetof(PyFrame, is_entry) == 12);
+    const uint64_t rest = static_cast<uint32_t>(offset) | uint64_t{entry} << 32;
+    std::memcpy(&out->code_id, &code, sizeof code);
+    std::memcpy(&out->byte_offset, &rest, sizeof rest);
 }
 
 // Inlined into each caller below: called with one of the constant tables, every offset and
 // "absent" test folds into the instructions, which leaves the loads of the frames themselves.
 [[gnu::always_inline]] inline size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type,
                                                              uintptr_t tstate, PyFrame* out,
-                                                             size_t max) {
+                                                             size_t max, CodeIds ids) {
+    if (max == 0) return 0;
     uintptr_t frame = load<uintptr_t>(tstate, l.ts_top);
     if (l.cframe_current != kAbsent) {
         // 3.11/3.12: the _PyCFrame lives on the C stack of the eval loop that is blocked in the
@@ -75,7 +123,9 @@ bool incomplete(const Layout& l, uint8_t owner, uintptr_t code, int32_t offset) 
             plausible(frame) ? load<uintptr_t>(frame, static_cast<uint32_t>(l.cframe_current)) : 0;
     }
     size_t n = 0;
-    for (size_t visited = 0; plausible(frame) && n < max && visited < kMaxVisited; ++visited) {
+    CodeFacts last; // the previous code object met (code 0: none yet)
+    // n is tested where it grows, so that a frame costs one test fewer.
+    for (size_t visited = 0; plausible(frame) && visited < kMaxVisited; ++visited) {
         uintptr_t previous = load<uintptr_t>(frame, l.f_back);
         uint8_t owner = load<uint8_t>(frame, static_cast<uint32_t>(l.f_owner));
         if (owner >= l.owner_shim_min) {
@@ -84,16 +134,22 @@ bool incomplete(const Layout& l, uint8_t owner, uintptr_t code, int32_t offset) 
             if (n) out[n - 1].is_entry = true;
         } else {
             uintptr_t code = load<uintptr_t>(frame, l.f_code) & l.code_mask;
-            if (is_code(l, code_type, code)) {
+            bool known_code = code == last.code && code != 0;
+            if (!known_code && is_code(l, code_type, code)) {
+                last = code_facts(l, code);
+                known_code = true;
+            }
+            if (known_code) {
                 bool entry = l.f_is_entry != kAbsent &&
                              load<uint8_t>(frame, static_cast<uint32_t>(l.f_is_entry)) != 0;
                 int32_t offset = -1;
-                bool known = instruction_offset(l, frame, code, offset);
-                if (known && incomplete(l, owner, code, offset)) {
+                bool known = instruction_offset(l, frame, last, offset);
+                if (known && incomplete(l, owner, last, offset)) {
                     // Hidden, but its eval-loop boundary still belongs to the frames inside it.
                     if (entry && n) out[n - 1].is_entry = true;
                 } else {
-                    out[n++] = PyFrame{code, offset, entry, {}};
+                    put_frame(&out[n++], ids.of(last), offset, entry);
+                    if (n == max) break;
                 }
             }
         }
@@ -112,27 +168,29 @@ constexpr Layout kTable311 = table(0x030b00f0);
 constexpr Layout kTable312 = table(0x030c00f0);
 
 [[gnu::noinline]] size_t walk_table_311(uintptr_t code_type, uintptr_t tstate, PyFrame* out,
-                                        size_t max) {
-    return walk_interpreter_frames(kTable311, code_type, tstate, out, max);
+                                        size_t max, CodeIds ids) {
+    return walk_interpreter_frames(kTable311, code_type, tstate, out, max, ids);
 }
 [[gnu::noinline]] size_t walk_table_312(uintptr_t code_type, uintptr_t tstate, PyFrame* out,
-                                        size_t max) {
-    return walk_interpreter_frames(kTable312, code_type, tstate, out, max);
+                                        size_t max, CodeIds ids) {
+    return walk_interpreter_frames(kTable312, code_type, tstate, out, max, ids);
 }
 [[gnu::noinline]] size_t walk_any_layout(const Layout& l, uintptr_t code_type, uintptr_t tstate,
-                                         PyFrame* out, size_t max) {
-    return walk_interpreter_frames(l, code_type, tstate, out, max);
+                                         PyFrame* out, size_t max, CodeIds ids) {
+    return walk_interpreter_frames(l, code_type, tstate, out, max, ids);
 }
 
 } // namespace
 
-size_t walk_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out,
-                   size_t max) {
-    if (l.kind == FrameKind::FrameObject) return walk_frame_objects(l, code_type, tstate, out, max);
+size_t walk_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out, size_t max,
+                   CodeIdFn id, void* ctx) {
+    const CodeIds ids{id, ctx};
+    if (l.kind == FrameKind::FrameObject)
+        return walk_frame_objects(l, code_type, tstate, out, max, ids);
     // The tables' fields are the same for every patch release (version_tables.h).
-    if (l.table_minor == 11) return walk_table_311(code_type, tstate, out, max);
-    if (l.table_minor == 12) return walk_table_312(code_type, tstate, out, max);
-    return walk_any_layout(l, code_type, tstate, out, max);
+    if (l.table_minor == 11) return walk_table_311(code_type, tstate, out, max, ids);
+    if (l.table_minor == 12) return walk_table_312(code_type, tstate, out, max, ids);
+    return walk_any_layout(l, code_type, tstate, out, max, ids);
 }
 
 } // namespace gpuleak::python
