@@ -352,3 +352,42 @@ TEST(Walk, AsksForACodeIdOncePerRunOfKeptFrames) {
         }
     }
 }
+
+// An instruction pointer within the code's bytes gives its offset; outside them, or in a code
+// whose size reads as nonsense, the offset is unknown (-1) and the frame is kept. At -2 bytes
+// (not started yet) the frame is still in its prologue: hidden, as CPython hides it.
+TEST(Walk, OffsetsOutsideTheCodeAreUnknown) {
+    py::Layout l;
+    ASSERT_TRUE(py::table_layout(0x030b07f0, l));
+    Heap heap(l);
+    uintptr_t code_type = heap.block();
+    uintptr_t a = heap.code(code_type, 10, 0); // 20 bytes of bytecode
+    uintptr_t bad = heap.code(code_type, -5, 0);
+    uintptr_t huge = heap.code(code_type, 0, 0);
+    heap.set<int64_t>(huge, l.var_size, int64_t{1} << 62);
+    struct Case {
+        uintptr_t code;
+        intptr_t delta;
+        int32_t offset; // kHidden: not kept
+    };
+    constexpr int32_t kHidden = 1000;
+    // Outermost first. Each frame runs another code than the frame inside it, so that each
+    // frame's code is read anew.
+    const Case cases[] = {{a, -2, kHidden}, {bad, 0, -1}, {a, 18, 18},   {huge, 4, -1}, {a, 20, -1},
+                          {bad, 6, -1},     {a, -4, -1},  {huge, 0, -1}, {a, 0, 0}};
+    std::vector<Case> kept; // innermost first, as the walk gives them
+    for (const Case& c : cases) {
+        heap.frame(0, c.code, c.code + l.co_code_adaptive + static_cast<uintptr_t>(c.delta));
+        if (c.offset != kHidden) kept.insert(kept.begin(), c);
+    }
+    uintptr_t cframe = heap.block();
+    heap.set(cframe, l.cframe_current, heap.top());
+    uintptr_t tstate = heap.block();
+    heap.set(tstate, l.ts_top, cframe);
+    py::PyFrame out[std::size(cases)];
+    ASSERT_EQ(py::walk_frames(l, code_type, tstate, out, std::size(cases)), kept.size());
+    for (size_t i = 0; i < kept.size(); ++i) {
+        EXPECT_EQ(out[i].code_id, kept[i].code) << i;
+        EXPECT_EQ(out[i].byte_offset, kept[i].offset) << i;
+    }
+}

@@ -9,7 +9,8 @@
 namespace gpuleak::python {
 namespace {
 
-// Shims and skipped frames count too; a corrupted or cyclic chain ends here.
+// Frames visited (3.9/3.10) or skipped (3.11+: shims, hidden frames) before a corrupted or cyclic
+// chain is given up.
 constexpr size_t kMaxVisited = 4 * kMaxFrames;
 
 // p >= 4096 and 8-byte aligned, in one comparison: past the subtraction the alignment bits are
@@ -32,14 +33,20 @@ bool is_code(const Layout& l, uintptr_t code_type, uintptr_t code) {
 struct CodeFacts {
     uintptr_t code = 0;
     uint64_t id = 0; // 0 until a frame of this code is kept
-    int64_t code_bytes = 0;
-    int32_t first_traceable = 0; // code units; 0 where the layout has none
+    // Instruction offsets d within the code satisfy d + 2 < offset_span (unsigned): -2 (not
+    // started) up to the code's size in bytes. 0 where the size read is no size.
+    uint64_t offset_span = 0;
+    int64_t traceable_from = 0; // byte offset; 0 where the layout has none
 };
 
 CodeFacts code_facts(const Layout& l, uintptr_t code) {
-    CodeFacts facts{code, 0, 2 * load<int64_t>(code, l.var_size), 0};
+    CodeFacts facts{code};
+    auto units = load<int64_t>(code, l.var_size);
+    if (units >= 0 && units < (int64_t{1} << 60))
+        facts.offset_span = 2 * static_cast<uint64_t>(units) + 2;
     if (l.co_firsttraceable != kAbsent)
-        facts.first_traceable = load<int32_t>(code, static_cast<uint32_t>(l.co_firsttraceable));
+        facts.traceable_from =
+            2 * int64_t{load<int32_t>(code, static_cast<uint32_t>(l.co_firsttraceable))};
     return facts;
 }
 
@@ -86,9 +93,9 @@ bool instruction_offset(const Layout& l, uintptr_t frame, const CodeFacts& code,
         if (!plausible(tlbc) || index < 0 || index >= load<int64_t>(tlbc, 0)) return false;
         base = load<uintptr_t>(tlbc, 8 + 8 * static_cast<uint32_t>(index));
     }
-    auto delta = static_cast<intptr_t>(load<uintptr_t>(frame, l.f_instr) - base);
+    uintptr_t delta = load<uintptr_t>(frame, l.f_instr) - base;
     // -2: 3.11/3.12 prev_instr before the first instruction (frame not started).
-    if (delta < -2 || delta >= code.code_bytes) return false;
+    if (delta + 2 >= code.offset_span) return false;
     offset = static_cast<int32_t>(delta);
     return true;
 }
@@ -97,7 +104,7 @@ bool instruction_offset(const Layout& l, uintptr_t frame, const CodeFacts& code,
 // from tracebacks, e.g. 3.13's _Py_InitCleanup shim under a specialized __init__ call.
 bool incomplete(const Layout& l, uint8_t owner, const CodeFacts& code, int32_t offset) {
     if (l.co_firsttraceable == kAbsent || owner == l.owner_generator) return false;
-    return offset < 2 * code.first_traceable;
+    return offset < code.traceable_from;
 }
 
 // Two 8-byte stores, where building the aggregate takes five (zeroing, then each field).
@@ -123,11 +130,14 @@ void put_frame(PyFrame* out, uintptr_t code, int32_t offset, bool entry) {
             plausible(frame) ? load<uintptr_t>(frame, static_cast<uint32_t>(l.cframe_current)) : 0;
     }
     size_t n = 0;
-    CodeFacts last; // the previous code object met (code 0: none yet)
-    // n is tested where it grows, so that a frame costs one test fewer.
-    for (size_t visited = 0; plausible(frame) && visited < kMaxVisited; ++visited) {
+    size_t skipped = 0; // shims, hidden frames and frames without code: bounded on their own
+    CodeFacts last;     // the previous code object met (code 0: none yet)
+    // A cycle in a corrupted chain ends when `max` frames were kept or kMaxVisited skipped: each
+    // count is tested where it grows, so that a kept frame costs no test of the other.
+    while (plausible(frame)) {
         uintptr_t previous = load<uintptr_t>(frame, l.f_back);
         uint8_t owner = load<uint8_t>(frame, static_cast<uint32_t>(l.f_owner));
+        bool kept = false;
         if (owner >= l.owner_shim_min) {
             // 3.12+: every eval-loop call pushes one shim below its frames, so the frame just
             // inside it is where that call entered.
@@ -150,9 +160,11 @@ void put_frame(PyFrame* out, uintptr_t code, int32_t offset, bool entry) {
                 } else {
                     put_frame(&out[n++], ids.of(last), offset, entry);
                     if (n == max) break;
+                    kept = true;
                 }
             }
         }
+        if (!kept && ++skipped == kMaxVisited) break;
         if (previous == frame) break;
         frame = previous;
     }
