@@ -32,7 +32,8 @@ bool is_code(const Layout& l, uintptr_t code_type, uintptr_t code) {
 // running the code of the frame inside it (recursion) reuses these.
 struct CodeFacts {
     uintptr_t code = 0;
-    uint64_t id = 0; // 0 until a frame of this code is kept
+    uint64_t id = 0;        // 0 until a frame of this code is kept
+    uintptr_t bytecode = 0; // where its instructions start (3.14t: the shared copy's)
     // Instruction offsets d within the code satisfy d + 2 < offset_span (unsigned): -2 (not
     // started) up to the code's size in bytes. 0 where the size read is no size.
     uint64_t offset_span = 0;
@@ -40,7 +41,7 @@ struct CodeFacts {
 };
 
 CodeFacts code_facts(const Layout& l, uintptr_t code) {
-    CodeFacts facts{code};
+    CodeFacts facts{code, 0, code + l.co_code_adaptive};
     auto units = load<int64_t>(code, l.var_size);
     if (units >= 0 && units < (int64_t{1} << 60))
         facts.offset_span = 2 * static_cast<uint64_t>(units) + 2;
@@ -85,7 +86,7 @@ size_t walk_frame_objects(const Layout& l, uintptr_t code_type, uintptr_t tstate
 // Byte offset of the current instruction from the start of the bytecode the frame executes, as
 // CPython's _PyInterpreterFrame_LASTI computes it (times two). False if it lies outside the code.
 bool instruction_offset(const Layout& l, uintptr_t frame, const CodeFacts& code, int32_t& offset) {
-    uintptr_t base = code.code + l.co_code_adaptive;
+    uintptr_t base = code.bytecode;
     if (l.f_tlbc_index != kAbsent) {
         // Free-threaded 3.14: each thread may run its own copy of the bytecode.
         uintptr_t tlbc = load<uintptr_t>(code.code, static_cast<uint32_t>(l.co_tlbc));
@@ -107,13 +108,15 @@ bool incomplete(const Layout& l, uint8_t owner, const CodeFacts& code, int32_t o
     return offset < code.traceable_from;
 }
 
-// Two 8-byte stores, where building the aggregate takes five (zeroing, then each field).
-void put_frame(PyFrame* out, uintptr_t code, int32_t offset, bool entry) {
+// Three stores, where building the aggregate takes five (zeroing, then each field). The entry
+// flag goes in as 4 bytes, so that the reserved bytes after it are zeroed with it.
+void put_frame(PyFrame* out, uint64_t id, int32_t offset, bool entry) {
     static_assert(std::endian::native == std::endian::little && sizeof(PyFrame) == 16 &&
                   offsetof(PyFrame, byte_offset) == 8 && offsetof(PyFrame, is_entry) == 12);
-    const uint64_t rest = static_cast<uint32_t>(offset) | uint64_t{entry} << 32;
-    std::memcpy(&out->code_id, &code, sizeof code);
-    std::memcpy(&out->byte_offset, &rest, sizeof rest);
+    const uint32_t entry_and_reserved = entry ? 1 : 0;
+    std::memcpy(&out->code_id, &id, sizeof id);
+    std::memcpy(&out->byte_offset, &offset, sizeof offset);
+    std::memcpy(&out->is_entry, &entry_and_reserved, sizeof entry_and_reserved);
 }
 
 // Inlined into each caller below: called with one of the constant tables, every offset and
