@@ -32,8 +32,8 @@ void pack(const CodeKey& key, uint64_t (&out)[6]) {
 // Two ways per set: code objects whose addresses share a set (likely among a stack's few codes:
 // 4 codes in 64 direct-mapped slots collide one time in ten) no longer evict each other on every
 // capture. The set is the top 5 bits of the hash.
-CodeCache::Slot* cache_set(CodeCache& cache, uintptr_t code) {
-    return &cache.slots[2 * (code_address_hash(code) >> 59)];
+CodeCache::Slot* cache_set(CodeCache& cache, uint64_t code_hash) {
+    return &cache.slots[2 * (code_hash >> 59)];
 }
 static_assert(CodeCache::kSlots == 64, "cache_set() takes the top 5 bits of the hash, 2 ways");
 
@@ -95,31 +95,30 @@ void report(const Runtime& rt, uintptr_t code, uint64_t id, CodeSink sink, void*
 // frames, which only this thread (blocked in the hook) could pop. So a code address met again
 // further out (a loop calling the same helpers, a framework's wrappers around each layer) is the
 // same code object, and its fingerprint (a digest of its line table up to 3.11) is checked once
-// per capture, not once per frame; the walk itself asks once per run of frames of one code
-// (recursion). Across captures nothing is assumed: the next capture checks each code again.
+// per capture, not once per frame; a run of frames of one code (recursion) takes its id without
+// a lookup. Across captures nothing is assumed: the next capture checks each code again.
 struct CaptureMemo {
-    // The innermost distinct codes of a stack; further out, codes that repeat (a framework's
-    // call wrappers around each layer) were usually met among them already.
-    static constexpr size_t kEntries = 8;
-    uintptr_t code[kEntries]; // the first `used` are set
+    // Direct-mapped by the top bits of the address hash: a lookup is one comparison, so a stack
+    // of all distinct codes pays little for it; two codes that share an entry only cost a check.
+    static constexpr size_t kEntries = 16;
+    uintptr_t code[kEntries]; // 0: empty (no code object lives there)
     uint64_t id[kEntries];
-    size_t used = 0;
 
-    CaptureMemo() {} // not `= default`: a value-initialized memo would zero its entries first
+    CaptureMemo() { std::memset(code, 0, sizeof code); }
 
-    uint64_t find(uintptr_t c) const {
-        for (size_t k = 0; k < used; ++k)
-            if (code[k] == c) return id[k];
-        return 0;
+    uint64_t find(uintptr_t c, uint64_t code_hash) const {
+        size_t k = code_hash >> 60;
+        return code[k] == c ? id[k] : 0;
     }
-    void add(uintptr_t c, uint64_t i) {
-        if (used == kEntries) return;
-        code[used] = c;
-        id[used++] = i;
+    void add(uintptr_t c, uint64_t code_hash, uint64_t i) {
+        size_t k = code_hash >> 60;
+        code[k] = c;
+        id[k] = i;
     }
 };
+static_assert(CaptureMemo::kEntries == 16, "find() and add() take the top 4 bits of the hash");
 
-// What the walk's CodeIdFn needs to turn a code address into its registry id. The code objects
+// What assign_ids() needs to turn code addresses into registry ids. The code objects
 // stay alive meanwhile: the frames on this thread's stack reference them.
 struct IdAssigner {
     const Runtime& rt;
@@ -128,7 +127,6 @@ struct IdAssigner {
     CodeSink sink;
     void* sink_ctx;
     CaptureMemo memo;
-    bool failed = false; // the registry could not grow
 
     IdAssigner(const Runtime& r, CodeCache* c, CodeSink s, void* ctx)
         : rt(r), cache(c), undigested(c && digests_content(r.layout)), sink(s), sink_ctx(ctx) {}
@@ -148,26 +146,36 @@ struct IdAssigner {
     g_lock.lock();
     uint64_t id = g_registry.resolve(key, is_new);
     g_lock.unlock();
-    if (!id) {
-        a.failed = true;
-        return 0;
-    }
+    if (!id) return 0;
     if (set) cache_store(a.rt.layout, set, key, packed, id);
     if (is_new && a.sink) report(a.rt, code, id, a.sink, a.sink_ctx);
     return id;
 }
 
-// Codes met earlier in this capture are taken from the memo; those the thread's cache holds are
-// resolved there, without the lock.
-uint64_t memoized_code_id(void* ctx, uintptr_t code) {
-    auto& a = *static_cast<IdAssigner*>(ctx);
-    if (uint64_t id = a.memo.find(code)) return id;
-    CodeCache::Slot* set = a.cache ? cache_set(*a.cache, code) : nullptr;
-    CodeCache::Slot* hit =
-        set && a.undigested ? cache_find_undigested(a.rt.layout, set, code) : nullptr;
-    uint64_t id = hit ? hit->id : fingerprinted_code_id(a, code, set);
-    if (id) a.memo.add(code, id);
-    return id;
+// Swaps each frame's code address for its registry id: codes met earlier in this capture are
+// taken from the memo, those the thread's cache holds are resolved there, without the lock.
+// The frames outside one that runs the same code (recursion) take its id without a lookup.
+bool assign_ids(IdAssigner& a, PyFrame* frames, size_t n) {
+    uintptr_t last_code = 0;
+    uint64_t last_id = 0;
+    for (size_t i = 0; i < n; ++i) {
+        auto code = static_cast<uintptr_t>(frames[i].code_id);
+        if (code != last_code) {
+            last_code = code;
+            uint64_t hash = code_address_hash(code);
+            last_id = a.memo.find(code, hash);
+            if (!last_id) {
+                CodeCache::Slot* set = a.cache ? cache_set(*a.cache, hash) : nullptr;
+                CodeCache::Slot* hit =
+                    set && a.undigested ? cache_find_undigested(a.rt.layout, set, code) : nullptr;
+                last_id = hit ? hit->id : fingerprinted_code_id(a, code, set);
+                if (!last_id) return false;
+                a.memo.add(code, hash, last_id);
+            }
+        }
+        frames[i].code_id = last_id;
+    }
+    return true;
 }
 
 bool in_main_interpreter(const Layout& l, uintptr_t tstate) {
@@ -207,10 +215,9 @@ size_t capture(PyFrame* out, size_t max, CodeSink sink, void* ctx, CodeCache* ca
             cache->generation = generation;
         }
     }
+    size_t n = walk_frames(rt->layout, rt->code_type, tstate, out, std::min(max, kMaxFrames));
     IdAssigner ids(*rt, cache, sink, ctx);
-    size_t n = walk_frames(rt->layout, rt->code_type, tstate, out, std::min(max, kMaxFrames),
-                           &memoized_code_id, &ids);
-    if (ids.failed) {
+    if (n && !assign_ids(ids, out, n)) {
         warn_once(Warning::OutOfMemory, "out of memory for the Python code registry");
         return 0;
     }

@@ -32,7 +32,6 @@ bool is_code(const Layout& l, uintptr_t code_type, uintptr_t code) {
 // running the code of the frame inside it (recursion) reuses these.
 struct CodeFacts {
     uintptr_t code = 0;
-    uint64_t id = 0;        // 0 until a frame of this code is kept
     uintptr_t bytecode = 0; // where its instructions start (3.14t: the shared copy's)
     // Instruction offsets d within the code satisfy d + 2 < offset_span (unsigned): -2 (not
     // started) up to the code's size in bytes. 0 where the size read is no size.
@@ -41,7 +40,7 @@ struct CodeFacts {
 };
 
 CodeFacts code_facts(const Layout& l, uintptr_t code) {
-    CodeFacts facts{code, 0, code + l.co_code_adaptive};
+    CodeFacts facts{code, code + l.co_code_adaptive};
     auto units = load<int64_t>(code, l.var_size);
     if (units >= 0 && units < (int64_t{1} << 60))
         facts.offset_span = 2 * static_cast<uint64_t>(units) + 2;
@@ -51,19 +50,8 @@ CodeFacts code_facts(const Layout& l, uintptr_t code) {
     return facts;
 }
 
-// The id the kept frames of `code` get: asked for once per run.
-struct CodeIds {
-    CodeIdFn fn;
-    void* ctx;
-
-    uint64_t of(CodeFacts& facts) const {
-        if (!facts.id) facts.id = fn ? fn(ctx, facts.code) : facts.code;
-        return facts.id;
-    }
-};
-
 size_t walk_frame_objects(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out,
-                          size_t max, CodeIds ids) {
+                          size_t max) {
     uintptr_t frame = load<uintptr_t>(tstate, l.ts_top);
     size_t n = 0;
     CodeFacts last; // the previous code object met (code 0: none yet)
@@ -74,7 +62,7 @@ size_t walk_frame_objects(const Layout& l, uintptr_t code_type, uintptr_t tstate
             int32_t lasti = load<int32_t>(frame, l.f_lasti);
             int32_t offset = lasti < 0 ? -1 : (l.lasti_in_units ? 2 * lasti : lasti);
             // Up to 3.10 every Python frame is evaluated by its own _PyEval_EvalFrameDefault call.
-            out[n++] = PyFrame{ids.of(last), offset, true, {}};
+            out[n++] = PyFrame{code, offset, true, {}};
         }
         uintptr_t back = load<uintptr_t>(frame, l.f_back);
         if (back == frame) break;
@@ -110,11 +98,11 @@ bool incomplete(const Layout& l, uint8_t owner, const CodeFacts& code, int32_t o
 
 // Three stores, where building the aggregate takes five (zeroing, then each field). The entry
 // flag goes in as 4 bytes, so that the reserved bytes after it are zeroed with it.
-void put_frame(PyFrame* out, uint64_t id, int32_t offset, bool entry) {
+void put_frame(PyFrame* out, uintptr_t code, int32_t offset, bool entry) {
     static_assert(std::endian::native == std::endian::little && sizeof(PyFrame) == 16 &&
                   offsetof(PyFrame, byte_offset) == 8 && offsetof(PyFrame, is_entry) == 12);
     const uint32_t entry_and_reserved = entry ? 1 : 0;
-    std::memcpy(&out->code_id, &id, sizeof id);
+    std::memcpy(&out->code_id, &code, sizeof code);
     std::memcpy(&out->byte_offset, &offset, sizeof offset);
     std::memcpy(&out->is_entry, &entry_and_reserved, sizeof entry_and_reserved);
 }
@@ -123,7 +111,7 @@ void put_frame(PyFrame* out, uint64_t id, int32_t offset, bool entry) {
 // "absent" test folds into the instructions, which leaves the loads of the frames themselves.
 [[gnu::always_inline]] inline size_t walk_interpreter_frames(const Layout& l, uintptr_t code_type,
                                                              uintptr_t tstate, PyFrame* out,
-                                                             size_t max, CodeIds ids) {
+                                                             size_t max) {
     if (max == 0) return 0;
     uintptr_t frame = load<uintptr_t>(tstate, l.ts_top);
     if (l.cframe_current != kAbsent) {
@@ -161,7 +149,7 @@ void put_frame(PyFrame* out, uint64_t id, int32_t offset, bool entry) {
                     // Hidden, but its eval-loop boundary still belongs to the frames inside it.
                     if (entry && n) out[n - 1].is_entry = true;
                 } else {
-                    put_frame(&out[n++], ids.of(last), offset, entry);
+                    put_frame(&out[n++], code, offset, entry);
                     if (n == max) break;
                     kept = true;
                 }
@@ -183,29 +171,27 @@ constexpr Layout kTable311 = table(0x030b00f0);
 constexpr Layout kTable312 = table(0x030c00f0);
 
 [[gnu::noinline]] size_t walk_table_311(uintptr_t code_type, uintptr_t tstate, PyFrame* out,
-                                        size_t max, CodeIds ids) {
-    return walk_interpreter_frames(kTable311, code_type, tstate, out, max, ids);
+                                        size_t max) {
+    return walk_interpreter_frames(kTable311, code_type, tstate, out, max);
 }
 [[gnu::noinline]] size_t walk_table_312(uintptr_t code_type, uintptr_t tstate, PyFrame* out,
-                                        size_t max, CodeIds ids) {
-    return walk_interpreter_frames(kTable312, code_type, tstate, out, max, ids);
+                                        size_t max) {
+    return walk_interpreter_frames(kTable312, code_type, tstate, out, max);
 }
 [[gnu::noinline]] size_t walk_any_layout(const Layout& l, uintptr_t code_type, uintptr_t tstate,
-                                         PyFrame* out, size_t max, CodeIds ids) {
-    return walk_interpreter_frames(l, code_type, tstate, out, max, ids);
+                                         PyFrame* out, size_t max) {
+    return walk_interpreter_frames(l, code_type, tstate, out, max);
 }
 
 } // namespace
 
-size_t walk_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out, size_t max,
-                   CodeIdFn id, void* ctx) {
-    const CodeIds ids{id, ctx};
-    if (l.kind == FrameKind::FrameObject)
-        return walk_frame_objects(l, code_type, tstate, out, max, ids);
+size_t walk_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out,
+                   size_t max) {
+    if (l.kind == FrameKind::FrameObject) return walk_frame_objects(l, code_type, tstate, out, max);
     // The tables' fields are the same for every patch release (version_tables.h).
-    if (l.table_minor == 11) return walk_table_311(code_type, tstate, out, max, ids);
-    if (l.table_minor == 12) return walk_table_312(code_type, tstate, out, max, ids);
-    return walk_any_layout(l, code_type, tstate, out, max, ids);
+    if (l.table_minor == 11) return walk_table_311(code_type, tstate, out, max);
+    if (l.table_minor == 12) return walk_table_312(code_type, tstate, out, max);
+    return walk_any_layout(l, code_type, tstate, out, max);
 }
 
 } // namespace gpuleak::python

@@ -17,14 +17,9 @@ template <typename T> inline T load(uintptr_t base, uint32_t offset) {
     return value;
 }
 
-// A code object's id, asked once for each run of frames that run it, when the first of them is
-// kept: within one walk a code address cannot change hands, since each walked frame holds a
-// reference to its code. 0 where the id could not be given (the frames keep 0).
-using CodeIdFn = uint64_t (*)(void* ctx, uintptr_t code);
-
-// Fills out[i].code_id with id(ctx, code), or without `id` with the code object's *address*,
+// Fills out[i].code_id with the code object's *address* (callers swap in the registry id),
 // plus byte_offset and is_entry. Stops after `max` kept frames.
-size_t walk_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out, size_t max,
-                   CodeIdFn id = nullptr, void* ctx = nullptr);
+size_t walk_frames(const Layout& l, uintptr_t code_type, uintptr_t tstate, PyFrame* out,
+                   size_t max);
 
 } // namespace gpuleak::python
