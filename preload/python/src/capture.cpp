@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "code_cache.h"
 #include "code_registry.h"
 #include "fingerprint.h"
 #include "frame_walk.h"
@@ -19,59 +20,6 @@ constinit SpinLock g_lock;
 constinit CodeRegistry g_registry;
 // Bumped by reset_after_fork(): every thread's CodeCache of an older generation is stale.
 constinit std::atomic<uint64_t> g_generation{1};
-
-void pack(const CodeKey& key, uint64_t (&out)[6]) {
-    out[0] = key.code;
-    out[1] = key.filename;
-    out[2] = key.qualname;
-    out[3] = key.linetable;
-    out[4] = static_cast<uint32_t>(key.firstlineno);
-    out[5] = key.content;
-}
-
-// Two ways per set: code objects whose addresses share a set (likely among a stack's few codes:
-// 4 codes in 64 direct-mapped slots collide one time in ten) no longer evict each other on every
-// capture. The set is the top 5 bits of the hash.
-CodeCache::Slot* cache_set(CodeCache& cache, uint64_t code_hash) {
-    return &cache.slots[2 * (code_hash >> 59)];
-}
-static_assert(CodeCache::kSlots == 64, "cache_set() takes the top 5 bits of the hash, 2 ways");
-
-// The way of `set` holding `packed`, or nullptr.
-CodeCache::Slot* cache_find(CodeCache::Slot* set, const uint64_t (&packed)[6]) {
-    for (int way = 0; way < 2; ++way)
-        if (std::memcmp(set[way].key, packed, sizeof packed) == 0) return &set[way];
-    return nullptr;
-}
-
-// Up to 3.11: the way of `set` holding this code object, found without its fingerprint: the
-// pointers and first line as fingerprint() reads them, and the copy of what it digests.
-CodeCache::Slot* cache_find_undigested(const Layout& l, CodeCache::Slot* set, uintptr_t code) {
-    if (set[0].key[0] != code && set[1].key[0] != code) return nullptr;
-    uintptr_t filename = load<uintptr_t>(code, l.co_filename);
-    uintptr_t qualname = load<uintptr_t>(code, l.co_qualname);
-    uintptr_t linetable = load<uintptr_t>(code, l.co_linetable);
-    uint64_t firstlineno = static_cast<uint32_t>(load<int32_t>(code, l.co_firstlineno));
-    for (int way = 0; way < 2; ++way) {
-        const CodeCache::Slot& slot = set[way];
-        if (slot.key[0] == code && slot.key[1] == filename && slot.key[2] == qualname &&
-            slot.key[3] == linetable && slot.key[4] == firstlineno &&
-            same_content(l, qualname, linetable, slot))
-            return &set[way];
-    }
-    return nullptr;
-}
-
-// Stores a code's fingerprint and id in way 0 (up to 3.11 with the copy of what the fingerprint
-// digests). The previous way 0 moves to way 1 (dropping the least recently stored entry, or a
-// stale one for this address), unless it is this address's stale entry, which is overwritten.
-void cache_store(const Layout& l, CodeCache::Slot* set, const CodeKey& key,
-                 const uint64_t (&packed)[6], uint64_t id) {
-    if (set[0].key[0] != packed[0]) set[1] = set[0];
-    std::memcpy(set[0].key, packed, sizeof packed);
-    set[0].id = id;
-    if (digests_content(l)) copy_content(l, key.qualname, key.linetable, set[0]);
-}
 
 // Reads what the trace keeps of a code object seen for the first time and hands it to the sink.
 // Called outside the lock: the sink writes to the trace and may block.
@@ -123,7 +71,7 @@ static_assert(CaptureMemo::kEntries == 16, "find() and add() take the top 4 bits
 struct IdAssigner {
     const Runtime& rt;
     CodeCache* cache; // the thread's, or nullptr
-    bool undigested;  // up to 3.11: the cache is searched without computing the fingerprint
+    bool undigested;  // up to 3.11: the fingerprint digests the line table (no co_version)
     CodeSink sink;
     void* sink_ctx;
     CaptureMemo memo;
@@ -166,8 +114,10 @@ bool assign_ids(IdAssigner& a, PyFrame* frames, size_t n) {
             last_id = a.memo.find(code, hash);
             if (!last_id) {
                 CodeCache::Slot* set = a.cache ? cache_set(*a.cache, hash) : nullptr;
-                CodeCache::Slot* hit =
-                    set && a.undigested ? cache_find_undigested(a.rt.layout, set, code) : nullptr;
+                CodeCache::Slot* hit = !set ? nullptr
+                                       : a.undigested
+                                           ? cache_find_undigested(a.rt.layout, set, code)
+                                           : cache_find_versioned(a.rt.layout, set, code);
                 last_id = hit ? hit->id : fingerprinted_code_id(a, code, set);
                 if (!last_id) return false;
                 a.memo.add(code, hash, last_id);
