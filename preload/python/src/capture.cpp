@@ -66,8 +66,8 @@ struct CaptureMemo {
 };
 static_assert(CaptureMemo::kEntries == 16, "find() and add() take the top 4 bits of the hash");
 
-// What assign_ids() needs to turn code addresses into registry ids. The code objects
-// stay alive meanwhile: the frames on this thread's stack reference them.
+// What assign_ids() needs to turn code addresses into registry ids. The code objects stay alive
+// meanwhile: the frames on this thread's stack reference them.
 struct IdAssigner {
     const Runtime& rt;
     CodeCache* cache; // the thread's, or nullptr
@@ -80,8 +80,9 @@ struct IdAssigner {
         : rt(r), cache(c), undigested(c && digests_content(r.layout)), sink(s), sink_ctx(ctx) {}
 };
 
-// The id of a code object the thread's cache (up to 3.11) did not hold: by its fingerprint, from
-// the cache (3.12+) or the registry. Out of line: its frame is large, and it is rarely reached.
+// The id of a code object the thread's cache did not answer for: by its fingerprint, from the
+// cache (3.12+ whose co_version ran out) or the registry. Out of line: its frame is large, and it
+// is rarely reached.
 [[gnu::noinline]] uint64_t fingerprinted_code_id(IdAssigner& a, uintptr_t code,
                                                  CodeCache::Slot* set) {
     CodeKey key = fingerprint(a.rt.layout, code);
