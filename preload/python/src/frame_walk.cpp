@@ -1,6 +1,5 @@
 #include "frame_walk.h"
 
-#include <bit>
 #include <cstddef>
 #include <cstring>
 
@@ -12,20 +11,6 @@ namespace {
 // Frames visited (3.9/3.10) or skipped (3.11+: shims, hidden frames) before a corrupted or cyclic
 // chain is given up.
 constexpr size_t kMaxVisited = 4 * kMaxFrames;
-
-// p >= 4096 and 8-byte aligned, in one comparison: past the subtraction the alignment bits are
-// unchanged, and the rotation moves them to the top, where any of them set makes the value large.
-constexpr bool plausible(uintptr_t p) {
-    return std::rotr(p - 4096, 3) < (uintptr_t{1} << 61) - 512;
-}
-static_assert(!plausible(0) && !plausible(8) && !plausible(4088) && !plausible(4095) &&
-              plausible(4096) && !plausible(4097) && !plausible(4100) && plausible(4104) &&
-              plausible(~uintptr_t{7}) && !plausible(~uintptr_t{0}) &&
-              !plausible(~uintptr_t{0} - 4));
-
-bool is_code(const Layout& l, uintptr_t code_type, uintptr_t code) {
-    return plausible(code) && load<uintptr_t>(code, l.ob_type) == code_type;
-}
 
 // What the walk reads of a code object for each of its frames. Within one walk a code address
 // cannot change hands (every frame on the walked stack holds a reference to its code), so a frame
@@ -57,7 +42,7 @@ size_t walk_frame_objects(const Layout& l, uintptr_t code_type, uintptr_t tstate
     CodeFacts last; // the previous code object met (code 0: none yet)
     for (size_t visited = 0; plausible(frame) && n < max && visited < kMaxVisited; ++visited) {
         uintptr_t code = load<uintptr_t>(frame, l.f_code);
-        if ((code == last.code && code != 0) || is_code(l, code_type, code)) {
+        if ((code == last.code && code != 0) || has_type(l, code, code_type)) {
             if (code != last.code) last = CodeFacts{code};
             int32_t lasti = load<int32_t>(frame, l.f_lasti);
             int32_t offset = lasti < 0 ? -1 : (l.lasti_in_units ? 2 * lasti : lasti);
@@ -136,7 +121,7 @@ void put_frame(PyFrame* out, uintptr_t code, int32_t offset, bool entry) {
         } else {
             uintptr_t code = load<uintptr_t>(frame, l.f_code) & l.code_mask;
             bool known_code = code == last.code && code != 0;
-            if (!known_code && is_code(l, code_type, code)) {
+            if (!known_code && has_type(l, code, code_type)) {
                 last = code_facts(l, code);
                 known_code = true;
             }

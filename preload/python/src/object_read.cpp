@@ -9,10 +9,6 @@ constexpr std::string_view kUnknown = "<?>";
 // A line table this large is not a real function's; the bound keeps a bad read from running off.
 constexpr int64_t kMaxTableBytes = 16 << 20;
 
-bool has_type(const Layout& l, uintptr_t obj, uintptr_t type) {
-    return obj >= 4096 && (obj & 7) == 0 && load<uintptr_t>(obj, l.ob_type) == type;
-}
-
 // Appends one code point; false (and nothing written) if it does not fit.
 bool put_utf8(uint32_t cp, char* buf, size_t cap, size_t& len) {
     if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
