@@ -15,6 +15,9 @@ expect() { # expect WHAT ACTUAL EXPECTED
 expect "median of an odd count" "$(printf '5\n1\n3\n' | median)" 3
 expect "median of an even count (lower middle)" "$(printf '4\n1\n3\n2\n' | median)" 2
 expect "least" "$(printf '5\n-1.5\n3\n' | least)" -1.5
+expect "field" "$(field bytes_without_time "events=4 bytes=900 bytes_without_time=80")" 80
+expect "field, not a prefix of another" "$(field bytes "events=4 bytes_without_time=80 bytes=900")" 900
+expect "field missing" "$(field wall_ns "events=4" 2>/dev/null || echo missing)" missing
 expect "spread" "$(printf '7.4\n-2.6\n3\n' | spread)" "-3 to 7"
 expect "spread to two decimals" "$(printf '0.861\n0.4\n0.57\n' | spread 2)" "0.40 to 0.86"
 

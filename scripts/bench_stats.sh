@@ -9,6 +9,17 @@ calc() { awk "BEGIN { printf \"%.${2:-0}f\", $1 }"; }
 # Reads numbers, one per line; prints the least.
 least() { sort -n | head -1; }
 
+# field NAME TEXT: the value of NAME=VALUE among TEXT's words (a benchmark program's output line);
+# fails where there is none, so that a changed output stops the run rather than give an empty row.
+field() {
+    local word
+    for word in $2; do
+        [[ $word == "$1="* ]] && { echo "${word#*=}"; return 0; }
+    done
+    echo "bench: no $1= in: $2" >&2
+    return 1
+}
+
 # Reads numbers, one per line; prints the middle one (the lower middle of an even count).
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
