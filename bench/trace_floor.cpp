@@ -1,9 +1,12 @@
 // trace_floor: what no analyzer or encoding of a given trace can beat, so that scripts/bench.sh
 // can show how far a target sits from its floor (docs/performance.md, "Targets").
 //
-//   trace_floor decode TRACE THREADS   every block decompressed and every record decoded, and
+//   trace_floor decode TRACE THREADS [first-pass]
+//                                      every block decompressed and every record decoded, and
 //                                      nothing else, on THREADS threads (blocks dealt in turn):
-//                                      one pass of gpuleak-report without its analysis
+//                                      gpuleak-report's second pass without its analysis; with
+//                                      `first-pass`, records read as its first pass reads them
+//                                      (allocations' times and stacks, frees' times)
 //   trace_floor size TRACE             the trace's bytes, and its bytes with every block's time
 //                                      column left out (the records recompressed as the tracer
 //                                      compresses them, zstd level 1; headers as they are): a
@@ -44,9 +47,10 @@ void open(TraceFile& file, const char* path) {
 
 // Allocations and frees in one block's payload.
 uint64_t count_events(const TraceFile& file, const BlockRef& block,
-                      const std::vector<uint8_t>& payload) {
+                      const std::vector<uint8_t>& payload, bool first_pass = false) {
     auto cursor = RecordCursor::block(file.version(), payload.data(), payload.size(),
                                       block.first_ts);
+    if (first_pass) cursor.times_and_stacks_only();
     uint64_t events = 0;
     Record r;
     while (cursor.next(r))
@@ -55,7 +59,7 @@ uint64_t count_events(const TraceFile& file, const BlockRef& block,
     return events;
 }
 
-int decode(const char* path, unsigned threads) {
+int decode(const char* path, unsigned threads, bool first_pass) {
     TraceFile index;
     open(index, path);
     index.index_blocks();
@@ -71,7 +75,7 @@ int decode(const char* path, unsigned threads) {
             uint64_t mine = 0;
             for (size_t i = t; i < blocks.size(); i += threads) {
                 if (!file.load(blocks[i], payload)) fail("a block does not load: " + file.error());
-                mine += count_events(file, blocks[i], payload);
+                mine += count_events(file, blocks[i], payload, first_pass);
             }
             events += mine;
         });
@@ -118,9 +122,11 @@ int size(const char* path) {
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
-    if (mode == "decode" && argc == 4 && std::atoi(argv[3]) > 0)
-        return decode(argv[2], static_cast<unsigned>(std::atoi(argv[3])));
+    const bool first_pass = argc == 5 && std::string(argv[4]) == "first-pass";
+    if (mode == "decode" && (argc == 4 || first_pass) && std::atoi(argv[3]) > 0)
+        return decode(argv[2], static_cast<unsigned>(std::atoi(argv[3])), first_pass);
     if (mode == "size" && argc == 3) return size(argv[2]);
-    std::fprintf(stderr, "usage: trace_floor decode TRACE THREADS | trace_floor size TRACE\n");
+    std::fprintf(stderr,
+                 "usage: trace_floor decode TRACE THREADS [first-pass] | trace_floor size TRACE\n");
     return 2;
 }
