@@ -48,8 +48,8 @@ void open(TraceFile& file, const char* path) {
 // Allocations and frees in one block's payload.
 uint64_t count_events(const TraceFile& file, const BlockRef& block,
                       const std::vector<uint8_t>& payload, bool first_pass = false) {
-    auto cursor = RecordCursor::block(file.version(), payload.data(), payload.size(),
-                                      block.first_ts);
+    auto cursor =
+        RecordCursor::block(file.version(), payload.data(), payload.size(), block.first_ts);
     if (first_pass) cursor.times_and_stacks_only();
     uint64_t events = 0;
     Record r;
