@@ -46,12 +46,10 @@ inline CodeCache::Slot* cache_find_versioned(const Layout& l, CodeCache::Slot* s
     if (set[0].key[0] != code && set[1].key[0] != code) return nullptr;
     uint32_t version = load<uint32_t>(code, static_cast<uint32_t>(l.co_version));
     if (!version) return nullptr;
-    const uint64_t packed[6] = {code,
-                                load<uintptr_t>(code, l.co_filename),
-                                load<uintptr_t>(code, l.co_qualname),
-                                load<uintptr_t>(code, l.co_linetable),
-                                static_cast<uint32_t>(load<int32_t>(code, l.co_firstlineno)),
-                                version};
+    CodeKey key = code_pointers(l, code);
+    key.content = version;
+    uint64_t packed[6];
+    pack(key, packed);
     for (int way = 0; way < 2; ++way) {
         const uint64_t* key = set[way].key;
         if (((key[0] ^ packed[0]) | (key[1] ^ packed[1]) | (key[2] ^ packed[2]) |
@@ -62,19 +60,17 @@ inline CodeCache::Slot* cache_find_versioned(const Layout& l, CodeCache::Slot* s
 }
 
 // Up to 3.11: the way of `set` holding this code object, found without its fingerprint: the
-// pointers and first line as fingerprint() reads them, and the copy of what it digests.
+// pointers and first line fingerprint() reads (code_pointers()), and the copy of what it digests.
 inline CodeCache::Slot* cache_find_undigested(const Layout& l, CodeCache::Slot* set,
                                               uintptr_t code) {
     if (set[0].key[0] != code && set[1].key[0] != code) return nullptr;
-    uintptr_t filename = load<uintptr_t>(code, l.co_filename);
-    uintptr_t qualname = load<uintptr_t>(code, l.co_qualname);
-    uintptr_t linetable = load<uintptr_t>(code, l.co_linetable);
-    uint64_t firstlineno = static_cast<uint32_t>(load<int32_t>(code, l.co_firstlineno));
+    const CodeKey key = code_pointers(l, code);
+    const uint64_t firstlineno = static_cast<uint32_t>(key.firstlineno); // as pack() stores it
     for (int way = 0; way < 2; ++way) {
         const CodeCache::Slot& slot = set[way];
-        if (slot.key[0] == code && slot.key[1] == filename && slot.key[2] == qualname &&
-            slot.key[3] == linetable && slot.key[4] == firstlineno &&
-            same_content(l, qualname, linetable, slot))
+        if (slot.key[0] == code && slot.key[1] == key.filename && slot.key[2] == key.qualname &&
+            slot.key[3] == key.linetable && slot.key[4] == firstlineno &&
+            same_content(l, key.qualname, key.linetable, slot))
             return &set[way];
     }
     return nullptr;

@@ -100,12 +100,7 @@ bool same_content(const Layout& l, uintptr_t qualname, uintptr_t table,
 }
 
 CodeKey fingerprint(const Layout& l, uintptr_t code) {
-    CodeKey key{code,
-                load<uintptr_t>(code, l.co_filename),
-                load<uintptr_t>(code, l.co_qualname),
-                load<uintptr_t>(code, l.co_linetable),
-                load<int32_t>(code, l.co_firstlineno),
-                0};
+    CodeKey key = code_pointers(l, code);
     if (l.co_version != kAbsent) {
         // Unique per code object unless the 32-bit counter ran out (then it stays 0).
         uint32_t version = load<uint32_t>(code, static_cast<uint32_t>(l.co_version));

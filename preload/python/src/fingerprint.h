@@ -7,10 +7,22 @@
 #include <cstdint>
 
 #include "code_registry.h"
+#include "frame_walk.h"
 #include "layout.h"
 #include "python_stack.h"
 
 namespace gpuleak::python {
+
+// The pointers and first line that fingerprint() reads, with no content yet: a thread's cache
+// (code_cache.h) compares these before the content, so both read exactly the same fields.
+inline CodeKey code_pointers(const Layout& l, uintptr_t code) {
+    return {code,
+            load<uintptr_t>(code, l.co_filename),
+            load<uintptr_t>(code, l.co_qualname),
+            load<uintptr_t>(code, l.co_linetable),
+            load<int32_t>(code, l.co_firstlineno),
+            0};
+}
 
 // 3.12+: co_version, a per-code-object counter. 3.9-3.11 have no such counter: the qualname's
 // cached hash and a digest of the line table's bytes stand in for it.
