@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,9 +98,9 @@ int size(const char* path) {
     for (const BlockRef& block : file.blocks()) {
         if (!file.load(block, payload)) fail("a block does not load: " + file.error());
         events += count_events(file, block, payload);
-        uint32_t column = 0;
-        std::memcpy(&column, payload.data() + payload.size() - sizeof column, sizeof column);
-        const size_t records = payload.size() - sizeof column - column;
+        size_t records = 0;
+        if (!gpuleak::format::block_records_size(payload.data(), payload.size(), records))
+            fail("a block too short for its time column");
         compressed.resize(ZSTD_compressBound(records));
         const size_t n = ZSTD_compressCCtx(zstd, compressed.data(), compressed.size(),
                                            payload.data(), records, 1);

@@ -175,22 +175,29 @@ bool RecordCursor::varint_near_end(uint64_t& v) {
     return varint_too_long();
 }
 
+bool block_records_size(const uint8_t* payload, size_t size, size_t& records) {
+    if (size < kTimeTrailerBytes) return false;
+    uint32_t column = 0;
+    for (uint32_t i = 0; i < kTimeTrailerBytes; ++i)
+        column |= static_cast<uint32_t>(payload[size - kTimeTrailerBytes + i]) << (8 * i);
+    if (column > size - kTimeTrailerBytes) return false;
+    records = size - kTimeTrailerBytes - column;
+    return true;
+}
+
 RecordCursor RecordCursor::block(uint32_t version, const uint8_t* payload, size_t size,
                                  uint64_t first_ts) {
     RecordCursor c(payload, payload + size, first_ts);
     if (version < 2) return c;
-    uint32_t column = 0;
-    if (size >= kTimeTrailerBytes)
-        for (uint32_t i = 0; i < kTimeTrailerBytes; ++i)
-            column |= static_cast<uint32_t>(payload[size - kTimeTrailerBytes + i]) << (8 * i);
-    if (size < kTimeTrailerBytes || column > size - kTimeTrailerBytes) {
+    size_t records = 0;
+    if (!block_records_size(payload, size, records)) {
         c.error_ = "block too short for its time column";
         c.pos_ = c.end_; // next() reads nothing
         c.column_ = c.end_;
         return c;
     }
     c.column_ = payload + size - kTimeTrailerBytes;
-    c.end_ = c.column_ - column;
+    c.end_ = payload + records;
     return c;
 }
 

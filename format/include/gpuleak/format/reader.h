@@ -57,6 +57,10 @@ struct Record {
     uint64_t pid = 0, ppid = 0, start_unix_ns = 0;       // Process
 };
 
+// How many bytes of a version-2 block payload are records, before its time column (records.h);
+// false where the column's size, in the payload's last kTimeTrailerBytes, does not fit.
+bool block_records_size(const uint8_t* payload, size_t size, size_t& records);
+
 // Decodes the records of one block payload in order.
 class RecordCursor {
 public:
